@@ -1,0 +1,249 @@
+"""Build the control-plane binaries from pinned Go modules, once.
+
+Each component is built from a small wrapper module under ``harness/gomod``.
+Those wrapper go.mod files are the single source of truth for versions: this
+module reads them, so a version bump is a go.mod edit and nothing else.
+
+Built binaries live in a cache outside the repository, under a key derived
+from everything that decides their bytes (wrapper module files, Go version,
+linker flags). A warm run finds them and builds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import KitError
+
+GOMOD_DIR = Path(__file__).parent / "gomod"
+
+
+def cache_root() -> Path:
+    base = os.environ.get("PRIORITYKIT_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "priority-conformance"
+    )
+    return Path(base)
+
+
+@dataclass(frozen=True)
+class Module:
+    """A wrapper Go module and the commands it builds."""
+
+    name: str
+    packages: tuple[str, ...]  # Go import paths of main packages
+
+    @property
+    def path(self) -> Path:
+        return GOMOD_DIR / self.name
+
+    def binary_names(self) -> tuple[str, ...]:
+        return tuple(_binary_name(p) for p in self.packages)
+
+
+def _binary_name(package: str) -> str:
+    last = package.rstrip("/").rsplit("/", 1)[-1]
+    # scheduler-plugins names its command directory "scheduler"; every tool
+    # downstream (kwokctl, humans reading ps) expects "kube-scheduler".
+    return {"scheduler": "kube-scheduler", ".": "etcd"}.get(last, last)
+
+
+MODULES: dict[str, Module] = {
+    m.name: m
+    for m in (
+        Module(
+            "kubernetes",
+            (
+                "k8s.io/kubernetes/cmd/kube-apiserver",
+                "k8s.io/kubernetes/cmd/kube-controller-manager",
+                "k8s.io/kubernetes/cmd/kube-scheduler",
+                "k8s.io/kubernetes/cmd/kubectl",
+            ),
+        ),
+        Module("scheduler-plugins", ("sigs.k8s.io/scheduler-plugins/cmd/scheduler",)),
+        Module("etcd", (".",)),
+        Module("kwok", ("sigs.k8s.io/kwok/cmd/kwok", "sigs.k8s.io/kwok/cmd/kwokctl")),
+    )
+}
+
+
+# --- versions, read from the wrapper go.mod files -------------------------
+
+_REQ = re.compile(r"^\s*(?:require\s+)?(\S+)\s+(v\S+)(?:\s*//.*)?$")
+_REPL = re.compile(r"^\s*(?:replace\s+)?(\S+)\s*=>\s*(\S+)\s+(v\S+)\s*$")
+
+
+def module_versions(module: str) -> dict[str, str]:
+    """Effective version of every module named in a wrapper go.mod (replace wins)."""
+    text = (GOMOD_DIR / module / "go.mod").read_text()
+    required: dict[str, str] = {}
+    replaced: dict[str, str] = {}
+    for line in text.splitlines():
+        if m := _REPL.match(line):
+            replaced[m.group(1)] = m.group(3)
+        elif m := _REQ.match(line):
+            required[m.group(1)] = m.group(2)
+    return {**required, **replaced}
+
+
+def versions() -> dict[str, str]:
+    """The pinned versions a user sees in reports."""
+    k8s = module_versions("kubernetes")["k8s.io/kubernetes"]
+    return {
+        "kubernetes": k8s,
+        "scheduler-plugins": module_versions("scheduler-plugins")["sigs.k8s.io/scheduler-plugins"],
+        "scheduler-plugins-kubernetes": module_versions("scheduler-plugins")["k8s.io/kubernetes"],
+        "etcd": module_versions("etcd")["go.etcd.io/etcd/server/v3"],
+        "kwok": module_versions("kwok")["sigs.k8s.io/kwok"],
+    }
+
+
+def ldflags(module: str) -> str:
+    """Linker flags that stamp real versions into the binaries.
+
+    Without them Kubernetes components report v0.0.0, which kwokctl (it reads
+    `--version` to choose flags) and any human reading a report would take as
+    wrong.
+    """
+    v = versions()
+    if module in ("kubernetes", "scheduler-plugins"):
+        k8s = v["kubernetes"] if module == "kubernetes" else v["scheduler-plugins-kubernetes"]
+        git_version = k8s
+        if module == "scheduler-plugins":
+            # Semver build metadata: still parses as the Kubernetes release it
+            # is built on, and says which scheduler-plugins release it is.
+            git_version = f"{k8s}+scheduler-plugins.{v['scheduler-plugins']}"
+        major, minor = k8s.lstrip("v").split(".")[:2]
+        flags = []
+        for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+            flags += [
+                f"-X {pkg}.gitVersion={git_version}",
+                f"-X {pkg}.gitMajor={major}",
+                f"-X {pkg}.gitMinor={minor}",
+                f"-X {pkg}.gitTreeState=clean",
+            ]
+        return " ".join(["-s -w", *flags])
+    if module == "kwok":
+        k8s = v["kubernetes"].lstrip("v")
+        kwok = v["kwok"].lstrip("v")
+        return f"-s -w -X sigs.k8s.io/kwok/pkg/consts.Version={kwok} -X sigs.k8s.io/kwok/pkg/consts.KubeVersion={k8s}"
+    return "-s -w"
+
+
+# --- building -----------------------------------------------------------------
+
+
+def go_binary() -> str:
+    go = shutil.which("go")
+    if not go:
+        raise KitError(
+            "Go toolchain not found on PATH: the kit builds etcd, kube-apiserver, "
+            "kube-controller-manager, kube-scheduler, kubectl and kwok from Go modules. "
+            "Install Go >= 1.26 (needed by kwok v0.8.0), e.g. `apt-get install golang` "
+            "or from the Go module proxy's toolchain, then run again."
+        )
+    return go
+
+
+def _go_version(go: str) -> str:
+    out = subprocess.run([go, "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise KitError(f"`{go} env` failed: {out.stderr.strip()}")
+    return " ".join(out.stdout.split())
+
+
+def cache_key(module: str, go_version: str) -> str:
+    h = hashlib.sha256()
+    src = GOMOD_DIR / module
+    for f in sorted(src.iterdir()):
+        if f.is_file() and (f.suffix in (".mod", ".sum", ".go")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    h.update(go_version.encode())
+    h.update(ldflags(module).encode())
+    return h.hexdigest()[:16]
+
+
+def binary_dir(module: str, go_version: str) -> Path:
+    return cache_root() / "bin" / f"{module}-{cache_key(module, go_version)}"
+
+
+def _log(msg: str) -> None:
+    print(f"[priority-conformance] {msg}", file=sys.stderr, flush=True)
+
+
+def ensure_module(module: str, go: str | None = None, go_version: str | None = None) -> dict[str, Path]:
+    """Return {binary name: path} for a wrapper module, building it if absent."""
+    go = go or go_binary()
+    go_version = go_version or _go_version(go)
+    mod = MODULES[module]
+    target = binary_dir(module, go_version)
+    paths = {name: target / name for name in mod.binary_names()}
+    if all(p.is_file() and os.access(p, os.X_OK) for p in paths.values()):
+        return paths
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    log_dir = cache_root() / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"build-{module}.log"
+    staging = Path(tempfile.mkdtemp(prefix=f".{module}-", dir=target.parent))
+    staging.chmod(0o755)
+    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
+    cmd = [go, "build", "-trimpath", "-ldflags", ldflags(module), "-o", str(staging) + "/", *mod.packages]
+    _log(f"building {module} ({', '.join(mod.binary_names())}); cold builds take minutes; log: {log_path}")
+    started = time.monotonic()
+    proc: subprocess.Popen | None = None
+    try:
+        with open(log_path, "w") as logf:
+            logf.write("$ " + " ".join(cmd) + "\n")
+            logf.flush()
+            proc = subprocess.Popen(cmd, cwd=mod.path, env=env, stdout=logf, stderr=subprocess.STDOUT)
+            last = started
+            while proc.poll() is None:
+                time.sleep(1)
+                if time.monotonic() - last >= 30:
+                    last = time.monotonic()
+                    _log(f"  still building {module} ({int(last - started)} s)")
+        if proc.returncode != 0:
+            tail = "".join(open(log_path).readlines()[-15:])
+            raise KitError(
+                f"building {module} failed (exit {proc.returncode}); full log: {log_path}\n{tail}"
+            )
+        # go names binaries after their package directory; rename where we differ.
+        for pkg, name in zip(mod.packages, mod.binary_names()):
+            built = staging / (mod.path.name if pkg == "." else pkg.rstrip("/").rsplit("/", 1)[-1])
+            if built.name != name:
+                built.rename(staging / name)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)  # atomic: a half-built cache entry never looks complete
+    except BaseException:
+        # Ctrl-C or a failure: no stray compiler, no half-filled cache entry.
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _log(f"built {module} in {time.monotonic() - started:.0f} s -> {target}")
+    return paths
+
+
+def ensure_all(modules: tuple[str, ...] = tuple(MODULES)) -> dict[str, Path]:
+    """Every binary the local cluster may need, built once and cached."""
+    go = go_binary()
+    go_version = _go_version(go)
+    out: dict[str, Path] = {}
+    for module in modules:
+        for name, path in ensure_module(module, go, go_version).items():
+            # Two modules build a kube-scheduler; keep them apart by module.
+            key = f"{module}/{name}" if name == "kube-scheduler" else name
+            out[key] = path
+    return out
