@@ -1,0 +1,13 @@
+"""A pure-Python model of Kubernetes pod priority and preemption semantics.
+
+It predicts what kube-scheduler (DefaultPreemption) or the scheduler-plugins
+PreemptionToleration build will do, as a set of allowed outcomes with
+reasons. One module per concept, named as upstream names it:
+
+- objects      the cluster objects (frozen dataclasses)
+- admission    PriorityClass validation and a new pod's priority
+- queue        the order pending pods are tried in, and retry windows
+- filter       which nodes fit, and which are preemption candidates
+- toleration   the PreemptionToleration policy (exemption of victims)
+- preemption   eligibility, victims per node, node choice, the prediction
+"""

@@ -1,0 +1,233 @@
+"""The cluster objects the model reasons about, as frozen values.
+
+Only the fields that decide priority, queueing, filtering and preemption are
+kept. Quantities are plain integers in base units (cpu in millicores, memory
+in bytes, extended resources in units); parsing Kubernetes quantity strings
+happens at the edge, in the loaders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Iterable, Literal, Mapping
+
+PREEMPT_LOWER = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
+PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
+
+Resources = Mapping[str, int]
+
+
+def frozen_map(m: Mapping | None = None) -> tuple:
+    """Mappings stored as sorted tuples keep dataclasses hashable."""
+    return tuple(sorted((m or {}).items()))
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: PreemptionPolicy = PREEMPT_LOWER
+    annotations: tuple[tuple[str, str], ...] = ()
+    description: str = ""
+
+    @property
+    def annotation_map(self) -> dict[str, str]:
+        return dict(self.annotations)
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    value: str = ""
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""  # empty with operator Exists tolerates everything
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: str = ""  # empty matches every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.key == taint.key and self.value == taint.value
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One label selector requirement (matchExpressions entry)."""
+
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        return not present or labels[self.key] not in self.values  # NotIn
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[Requirement, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(labels.get(k) == v for k, v in self.match_labels) and all(
+            r.matches(labels) for r in self.match_expressions
+        )
+
+
+@dataclass(frozen=True)
+class PodAffinityTerm:
+    selector: LabelSelector
+    topology_key: str  # e.g. kubernetes.io/hostname, topology.kubernetes.io/zone
+
+
+@dataclass(frozen=True)
+class Pod:
+    name: str
+    namespace: str = "default"
+    labels: tuple[tuple[str, str], ...] = ()
+    priority_class_name: str = ""
+    # Stamped by admission. The model never re-reads the class for these.
+    priority: int = 0
+    preemption_policy: PreemptionPolicy = PREEMPT_LOWER
+    requests: tuple[tuple[str, int], ...] = ()
+    node_name: str = ""  # bound node; empty while pending
+    nominated_node_name: str = ""
+    # lastTransitionTime of PodScheduled=True; None when that condition is absent
+    # (a pod created with spec.nodeName never gets it).
+    scheduled_at: datetime | None = None
+    start_time: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    disruption_target_by_preemption: bool = False  # DisruptionTarget=True/PreemptionByScheduler
+    termination_grace_seconds: int = 30
+    node_selector: tuple[tuple[str, str], ...] = ()
+    # Required node affinity: OR of terms, each an AND of requirements.
+    node_affinity: tuple[tuple[Requirement, ...], ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    pod_affinity: tuple[PodAffinityTerm, ...] = ()
+    pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    # When the pod last entered the active queue; queue ties are broken by it.
+    queued_at: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def label_map(self) -> dict[str, str]:
+        return dict(self.labels)
+
+    @property
+    def request_map(self) -> dict[str, int]:
+        return dict(self.requests)
+
+    @property
+    def terminating(self) -> bool:
+        return self.deletion_timestamp is not None
+
+    def with_(self, **changes) -> Pod:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    labels: tuple[tuple[str, str], ...] = ()
+    allocatable: tuple[tuple[str, int], ...] = (("pods", 110),)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+
+    @property
+    def label_map(self) -> dict[str, str]:
+        # Every real node carries its hostname label; topology terms rely on it.
+        return {"kubernetes.io/hostname": self.name, **dict(self.labels)}
+
+    @property
+    def allocatable_map(self) -> dict[str, int]:
+        return dict(self.allocatable)
+
+
+@dataclass(frozen=True)
+class PodDisruptionBudget:
+    name: str
+    namespace: str
+    selector: LabelSelector
+    disruptions_allowed: int
+    disrupted_pods: tuple[str, ...] = ()  # pod names already counted as disrupted
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    priority_classes: tuple[PriorityClass, ...] = ()
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    pdbs: tuple[PodDisruptionBudget, ...] = ()
+
+    def class_named(self, name: str) -> PriorityClass | None:
+        return next((c for c in self.priority_classes if c.name == name), None)
+
+    def node_named(self, name: str) -> Node | None:
+        return next((n for n in self.nodes if n.name == name), None)
+
+    def pod_keyed(self, key: str) -> Pod | None:
+        return next((p for p in self.pods if p.key == key), None)
+
+    def pods_on(self, node: str) -> tuple[Pod, ...]:
+        return tuple(p for p in self.pods if p.node_name == node)
+
+    def pending(self) -> tuple[Pod, ...]:
+        return tuple(p for p in self.pods if not p.node_name and not p.terminating)
+
+    def without_pods(self, keys: Iterable[str]) -> ClusterState:
+        drop = set(keys)
+        return replace(self, pods=tuple(p for p in self.pods if p.key not in drop))
+
+    def with_pod(self, pod: Pod) -> ClusterState:
+        others = tuple(p for p in self.pods if p.key != pod.key)
+        return replace(self, pods=others + (pod,))
+
+    def with_class(self, pc: PriorityClass) -> ClusterState:
+        others = tuple(c for c in self.priority_classes if c.name != pc.name)
+        return replace(self, priority_classes=others + (pc,))
+
+    def without_class(self, name: str) -> ClusterState:
+        return replace(self, priority_classes=tuple(c for c in self.priority_classes if c.name != name))
+
+
+__all__ = [
+    "PREEMPT_LOWER",
+    "PREEMPT_NEVER",
+    "ClusterState",
+    "LabelSelector",
+    "Node",
+    "Pod",
+    "PodAffinityTerm",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "Requirement",
+    "Taint",
+    "Toleration",
+    "frozen_map",
+    "field",
+]

@@ -1,0 +1,320 @@
+"""Preemption, the PostFilter step: who may preempt, where, and whom.
+
+Two variants share the evaluator, as upstream: ``DefaultPreemption``
+(kubernetes pkg/scheduler/framework/plugins/defaultpreemption) and
+``PreemptionToleration`` (scheduler-plugins pkg/preemptiontoleration). They
+differ only at two named points, like the framework's preemption.Interface:
+who is eligible to preempt, and which lower-priority pods may be victims.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from . import filter as flt
+from .objects import PREEMPT_NEVER, ClusterState, Node, Pod, PodDisruptionBudget
+from .toleration import DEFAULT_PREFIX, ClassMissing, exempted_from_preemption
+
+
+# --- the two extension points ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VictimCheck:
+    allowed: bool
+    reason: str
+    until: datetime | None = None  # a toleration that ends later
+
+
+class PreemptionPlugin(Protocol):
+    name: str
+    asynchronous: bool
+
+    def terminating_blocks(self, victim: Pod, preemptor: Pod) -> bool:
+        """A pod on the preemptor's nominated node whose termination makes it wait, not preempt again."""
+
+    def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
+        """May ``victim`` (already known to have lower priority) be removed for ``preemptor``?"""
+
+    def no_victims_message(self, node: Node, preemptor: Pod) -> str: ...
+
+
+@dataclass(frozen=True)
+class DefaultPreemption:
+    name: str = "DefaultPreemption"
+    # SchedulerAsyncPreemption, on by default: the nomination is written
+    # before the victims are deleted.
+    asynchronous: bool = True
+
+    def terminating_blocks(self, victim: Pod, preemptor: Pod) -> bool:
+        # Only pods being terminated *by preemption* count.
+        return victim.priority < preemptor.priority and victim.terminating and victim.disruption_target_by_preemption
+
+    def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
+        return VictimCheck(True, f"priority {victim.priority} < {preemptor.priority}")
+
+    def no_victims_message(self, node: Node, preemptor: Pod) -> str:
+        return "No preemption victims found for incoming pod"
+
+
+@dataclass(frozen=True)
+class PreemptionToleration:
+    prefix: str = DEFAULT_PREFIX
+    name: str = "PreemptionToleration"
+    asynchronous: bool = False
+
+    def terminating_blocks(self, victim: Pod, preemptor: Pod) -> bool:
+        # Any terminating lower-priority pod counts, whoever deleted it.
+        return victim.priority < preemptor.priority and victim.terminating
+
+    def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
+        ex = exempted_from_preemption(victim, preemptor, state, now, self.prefix)  # may raise ClassMissing
+        if ex:
+            return VictimCheck(False, "exempted: " + ex.reason, ex.until)
+        return VictimCheck(True, f"priority {victim.priority} < {preemptor.priority}, not exempted: {ex.reason}")
+
+    def no_victims_message(self, node: Node, preemptor: Pod) -> str:
+        return f"No victims found on node {node.name} for preemptor pod {preemptor.name}"
+
+
+PLUGINS: dict[str, PreemptionPlugin] = {
+    "upstream": DefaultPreemption(),
+    "plugins": PreemptionToleration(),
+}
+
+
+# --- results --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeVerdict:
+    node: str
+    filter: flt.Status
+    candidate: bool = False
+    victims: tuple[str, ...] = ()  # pod keys, most important first
+    pdb_violations: int = 0
+    reason: str = ""
+    spared: tuple[tuple[str, str], ...] = ()  # (pod key, why)
+    exempted: tuple[tuple[str, str], ...] = ()
+    exempt_until: datetime | None = None  # earliest end of a time-limited exemption here
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What one scheduling attempt of ``pod`` may do.
+
+    outcome:
+      ``schedule``      bound to one of ``nodes``;
+      ``preempt``       nominated to one of ``nodes``, evicting ``victims[node]``;
+      ``unschedulable`` stays pending (``nominated_node`` says what its
+                        nomination becomes: None means unchanged).
+    """
+
+    pod: str
+    outcome: str
+    nodes: frozenset[str] = frozenset()
+    victims: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    nominations_cleared: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    nominated_node: str | None = None
+    per_node: tuple[NodeVerdict, ...] = ()
+    reasons: tuple[str, ...] = ()
+    message: str = ""
+    # When every path was blocked by toleration windows, the earliest moment one ends.
+    retry_not_before: datetime | None = None
+
+    @property
+    def possible_victims(self) -> frozenset[str]:
+        return frozenset(k for v in self.victims.values() for k in v)
+
+    @property
+    def certain_victims(self) -> frozenset[str]:
+        sets = [set(v) for v in self.victims.values()]
+        return frozenset(set.intersection(*sets)) if sets else frozenset()
+
+
+# --- the evaluator --------------------------------------------------------------
+
+
+def eligible(state: ClusterState, pod: Pod, plugin: PreemptionPlugin, nominated_status: flt.Status | None) -> tuple[bool, str]:
+    if pod.preemption_policy == PREEMPT_NEVER:
+        return False, "not eligible due to preemptionPolicy=Never."
+    if pod.nominated_node_name:
+        if nominated_status is not None and nominated_status.code == flt.UNRESOLVABLE:
+            return True, ""
+        for other in state.pods_on(pod.nominated_node_name):
+            if plugin.terminating_blocks(other, pod):
+                return False, "not eligible due to a terminating pod on the nominated node."
+    return True, ""
+
+
+def start_time(pod: Pod, now: datetime) -> datetime:
+    return pod.start_time or now
+
+
+def importance(pod: Pod, now: datetime) -> tuple:
+    """Sort key: most important first (higher priority, then earlier start)."""
+    return (-pod.priority, start_time(pod, now))
+
+
+def split_by_pdb(pods: list[Pod], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[Pod], list[Pod]]:
+    """(would violate a PDB, would not), keeping order; budgets are spent in that order."""
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating, fine = [], []
+    for pod in pods:
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace or pdb.selector.empty or not pdb.selector.matches(pod.label_map):
+                    continue
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else fine).append(pod)
+    return violating, fine
+
+
+def select_victims_on_node(
+    state: ClusterState, preemptor: Pod, node: Node, plugin: PreemptionPlugin, now: datetime, status: flt.Status
+) -> NodeVerdict:
+    potential: list[Pod] = []
+    exempted: list[tuple[str, str]] = []
+    until: list[datetime] = []
+    for pod in state.pods_on(node.name):
+        if pod.priority >= preemptor.priority:
+            continue
+        try:
+            check = plugin.may_preempt(state, pod, preemptor, now)
+        except ClassMissing as e:
+            return NodeVerdict(node.name, status, reason=f"error: {e}")
+        if check.allowed:
+            potential.append(pod)
+        else:
+            exempted.append((pod.key, check.reason))
+            if check.until:
+                until.append(check.until)
+    exempt_until = min(until) if until else None
+    if not potential:
+        return NodeVerdict(node.name, status, reason=plugin.no_victims_message(node, preemptor),
+                           exempted=tuple(exempted), exempt_until=exempt_until)
+    view = state.without_pods(p.key for p in potential)
+    if not flt.fits(view, preemptor, node):
+        why = flt.run_filters(view, preemptor, node)
+        return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: " + ", ".join(why.reasons),
+                           exempted=tuple(exempted), exempt_until=exempt_until)
+    potential.sort(key=lambda p: importance(p, now))
+    violating, fine = split_by_pdb(potential, state.pdbs)
+    victims: list[Pod] = []
+    spared: list[tuple[str, str]] = []
+    violations = 0
+    for group, is_violating in ((violating, True), (fine, False)):
+        for pod in group:
+            trial = view.with_pod(pod)
+            if flt.fits(trial, preemptor, node):
+                view = trial
+                spared.append((pod.key, "preemptor still fits with it"))
+            else:
+                victims.append(pod)
+                violations += is_violating
+    if violating and fine:
+        victims.sort(key=lambda p: importance(p, now))
+    return NodeVerdict(
+        node.name, status, candidate=True, victims=tuple(p.key for p in victims), pdb_violations=violations,
+        reason=f"{len(victims)} victim(s), {violations} PDB violation(s)", spared=tuple(spared),
+        exempted=tuple(exempted), exempt_until=exempt_until,
+    )
+
+
+def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime) -> tuple[frozenset[str], str]:
+    """The set of nodes tied after all of upstream's criteria, and the criterion that decided."""
+    pods = {p.key: p for p in state.pods}
+
+    def victims(v: NodeVerdict) -> list[Pod]:
+        return [pods[k] for k in v.victims]
+
+    def earliest_top_start(v: NodeVerdict) -> datetime:
+        vs = victims(v)
+        top = max(p.priority for p in vs)
+        return min(start_time(p, now) for p in vs if p.priority == top)
+
+    criteria = (
+        ("fewest PDB violations", lambda v: -v.pdb_violations),
+        ("lowest highest-victim priority", lambda v: -victims(v)[0].priority),
+        ("smallest sum of victim priorities", lambda v: -sum(p.priority + 2**31 for p in victims(v))),
+        ("fewest victims", lambda v: -len(v.victims)),
+        ("latest start of the highest-priority victims", earliest_top_start),
+    )
+    pool = list(candidates)
+    if len(pool) == 1:
+        return frozenset({pool[0].node}), "the only candidate"
+    for label, score in criteria:
+        best = max(score(v) for v in pool)
+        pool = [v for v in pool if score(v) == best]
+        if len(pool) == 1:
+            return frozenset({pool[0].node}), label
+    return frozenset(v.node for v in pool), "tie: the scheduler picks any of these"
+
+
+def _summary(statuses: list[str]) -> str:
+    counts = Counter(statuses)
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+
+
+def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime) -> Prediction:
+    """One scheduling attempt of a pending pod: schedule, preempt, or stay pending."""
+    plugin = PLUGINS[build] if isinstance(build, str) else build
+    pod = state.pod_keyed(pod_key)
+    if pod is None:
+        raise KeyError(pod_key)
+    statuses = {n.name: flt.run_filters(state, pod, n) for n in state.nodes}
+    feasible = {n.name for n in state.nodes if statuses[n.name].ok and flt.fits(state, pod, n)}
+    if pod.nominated_node_name in feasible:
+        # The nominated node is tried first and wins when it fits.
+        return Prediction(pod.key, "schedule", frozenset({pod.nominated_node_name}),
+                          reasons=(f"fits its nominated node {pod.nominated_node_name}",))
+    if feasible:
+        return Prediction(pod.key, "schedule", frozenset(feasible),
+                          reasons=(f"fits {len(feasible)} node(s) without preemption",))
+
+    n = len(state.nodes)
+    filter_msg = f"0/{n} nodes are available: " + _summary([r for s in statuses.values() for r in s.reasons]) + "."
+    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name))
+    if not ok:
+        return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}")
+
+    verdicts: list[NodeVerdict] = []
+    for node in state.nodes:
+        st = statuses[node.name]
+        if st.code == flt.UNRESOLVABLE:
+            verdicts.append(NodeVerdict(node.name, st, reason="not a candidate: " + ", ".join(st.reasons)
+                                        + " (UnschedulableAndUnresolvable)"))
+        else:
+            verdicts.append(select_victims_on_node(state, pod, node, plugin, now, st))
+    candidates = [v for v in verdicts if v.candidate]
+    if not candidates:
+        reasons = [v.reason for v in verdicts]
+        ends = [v.exempt_until for v in verdicts if v.exempt_until is not None and v.filter.code != flt.UNRESOLVABLE]
+        return Prediction(
+            pod.key, "unschedulable", nominated_node="", per_node=tuple(verdicts),
+            reasons=("no node can make room by preemption",),
+            message=f"{filter_msg} preemption: 0/{n} nodes are available: {_summary(reasons)}.",
+            retry_not_before=min(ends) if ends else None,
+        )
+    chosen, criterion = pick_nodes(candidates, state, now)
+    by_node = {v.node: v for v in verdicts}
+    victims = {name: by_node[name].victims for name in chosen}
+    cleared = {
+        name: tuple(
+            p.key for p in state.pods
+            if p.nominated_node_name == name and not p.node_name and p.key != pod.key and p.priority < pod.priority
+        )
+        for name in chosen
+    }
+    return Prediction(
+        pod.key, "preempt", chosen, victims=victims, nominations_cleared=cleared, per_node=tuple(verdicts),
+        reasons=(f"node chosen by {criterion}",),
+    )
