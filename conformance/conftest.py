@@ -1,0 +1,132 @@
+"""pytest hooks and fixtures for the conformance suite.
+
+The suite needs a cluster running the scheduler under test. By default it
+starts one itself (the embedded local cluster: real control plane, kwok
+nodes) and removes it at the end. Options choose the scheduler build, a
+user's own scheduler binary or config, or an existing cluster.
+
+A missing cluster is a failure, never a silent skip: only ``--no-cluster``
+skips the cluster tests, and then pytest reports them as skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.cluster import BUILDS, ClusterOptions, LocalCluster
+from harness.errors import KitError
+from harness.kube import Kube
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("priority-conformance")
+    g.addoption("--scheduler", default="plugins",
+                help="scheduler build(s) under test, comma-separated: plugins (scheduler-plugins with "
+                     "PreemptionToleration, default) and/or upstream (kube-scheduler with DefaultPreemption)")
+    g.addoption("--scheduler-binary", type=Path, default=None,
+                help="run this kube-scheduler binary instead of the kit's build (its semantics: --scheduler)")
+    g.addoption("--scheduler-config", type=Path, default=None,
+                help="KubeSchedulerConfiguration for the scheduler instead of the kit's")
+    g.addoption("--keep-cluster", action="store_true",
+                help="leave the local cluster running at the end and print its kubeconfig")
+    g.addoption("--kubeconfig", type=Path, default=None,
+                help="use the existing cluster this kubeconfig points at (explicit opt-in; nothing is started)")
+    g.addoption("--cluster", choices=["local", "kind"], default="local",
+                help="where to run: the embedded local cluster (default) or a kind cluster (see README)")
+    g.addoption("--no-cluster", action="store_true",
+                help="skip every test that needs a cluster (they are reported as skipped, not passed)")
+
+
+def _builds(config: pytest.Config) -> list[str]:
+    builds = [b.strip() for b in config.getoption("--scheduler").split(",") if b.strip()]
+    bad = [b for b in builds if b not in BUILDS]
+    if bad or not builds:
+        raise pytest.UsageError(f"--scheduler: unknown build {bad}: choose from {', '.join(BUILDS)}")
+    if config.getoption("--kubeconfig") and len(builds) > 1:
+        raise pytest.UsageError("--kubeconfig runs one existing cluster: give a single --scheduler")
+    return builds
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _builds(config)
+    for opt in ("--scheduler-binary", "--scheduler-config", "--kubeconfig"):
+        p = config.getoption(opt)
+        if p is not None and not p.is_file():
+            raise pytest.UsageError(f"{opt}: file not found: {p}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "build" in metafunc.fixturenames:
+        metafunc.parametrize("build", _builds(metafunc.config), scope="session")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--no-cluster"):
+        return
+    skip = pytest.mark.skip(reason="--no-cluster was given: cluster tests were not run")
+    for item in items:
+        if "cluster" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def run_id() -> str:
+    return uuid.uuid4().hex[:6]
+
+
+@pytest.fixture(scope="session")
+def cluster(request: pytest.FixtureRequest, build: str):
+    """A ready cluster for one scheduler build; torn down at the end, whatever happens."""
+    config = request.config
+    kubeconfig = config.getoption("--kubeconfig")
+    if kubeconfig is not None:
+        kube = Kube(kubeconfig)
+        _or_fail(kube.check_reachable)
+        yield kube, None
+        kube.close()
+        return
+    if config.getoption("--cluster") == "kind":
+        from harness import kind
+
+        with kind.cluster_for(config, build) as kube:
+            yield kube, None
+        return
+    options = ClusterOptions(
+        build=build,
+        scheduler_binary=config.getoption("--scheduler-binary"),
+        scheduler_config=config.getoption("--scheduler-config"),
+        name=f"prio-{build}-{os.getpid()}",
+    )
+    local = LocalCluster(options)
+    _or_fail(local.up)
+    kube = Kube(local.kubeconfig)
+    try:
+        yield kube, local
+    finally:
+        kube.close()
+        if config.getoption("--keep-cluster"):
+            print(f"\nkept the {build} cluster: KUBECONFIG={local.kubeconfig}; "
+                  f"stop it with: KWOK_WORKDIR={local.workdir} kwokctl --name {local.name} delete cluster")
+        else:
+            local.down()
+
+
+@pytest.fixture(scope="session")
+def kube(cluster) -> Kube:
+    return cluster[0]
+
+
+@pytest.fixture(scope="session")
+def local_cluster(cluster) -> LocalCluster | None:
+    return cluster[1]
+
+
+def _or_fail(step) -> None:
+    try:
+        step()
+    except KitError as e:
+        pytest.fail(f"cluster not available: {e}", pytrace=False)

@@ -1,0 +1,296 @@
+"""A real local control plane, run by kwokctl's binary runtime from binaries the kit built.
+
+etcd, kube-apiserver, kube-controller-manager, the kube-scheduler under test
+and the kwok controller run as local processes in a private work directory.
+Everything the cluster leaves on disk lives there, so teardown is: ask
+kwokctl to stop it, kill anything it missed (by the pid files it keeps), and
+remove the directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from . import toolchain
+from .errors import KitError
+
+DATA = Path(__file__).parent / "data"
+BUILDS = ("plugins", "upstream")
+STAGES = DATA / "kwok-stages.yaml"
+
+
+def scheduler_config(build: str) -> dict:
+    """The KubeSchedulerConfiguration for a scheduler build.
+
+    The scheduler-plugins build swaps the PostFilter plugin; everything else
+    is the default profile, so the two builds differ only where the specs do.
+    """
+    profile: dict = {"schedulerName": "default-scheduler"}
+    if build == "plugins":
+        profile["plugins"] = {
+            "postFilter": {
+                "enabled": [{"name": "PreemptionToleration"}],
+                "disabled": [{"name": "DefaultPreemption"}],
+            }
+        }
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [profile],
+    }
+
+
+@dataclass
+class ClusterOptions:
+    build: str = "plugins"  # which scheduler build: "plugins" or "upstream"
+    scheduler_binary: Path | None = None  # a user's own kube-scheduler
+    scheduler_config: Path | None = None  # a user's own KubeSchedulerConfiguration
+    name: str = ""
+    workdir: Path | None = None  # default: a fresh temporary directory
+    ready_timeout: float = 90.0
+
+    def __post_init__(self) -> None:
+        if self.build not in BUILDS:
+            raise KitError(f"unknown scheduler build {self.build!r}: choose one of {', '.join(BUILDS)}")
+        for what, p in (("scheduler binary", self.scheduler_binary), ("scheduler config", self.scheduler_config)):
+            if p is not None and not Path(p).is_file():
+                raise KitError(f"{what} not found: {p}")
+
+
+@dataclass
+class LocalCluster:
+    options: ClusterOptions = field(default_factory=ClusterOptions)
+    workdir: Path | None = None
+    kubeconfig: Path | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.options.name or f"prio-{os.getpid()}"
+
+    @property
+    def cluster_dir(self) -> Path:
+        assert self.workdir is not None
+        return self.workdir / "clusters" / self.name
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.cluster_dir / "logs"
+
+    def log_path(self, component: str) -> Path:
+        return self.logs_dir / f"{component}.log"
+
+    # -- binaries ---------------------------------------------------------------
+
+    def _binaries(self) -> dict[str, Path]:
+        modules = ["etcd", "kwok", "kubernetes"]
+        if self.options.build == "plugins" and self.options.scheduler_binary is None:
+            modules.append("scheduler-plugins")
+        bins = toolchain.ensure_all(tuple(modules))
+        if self.options.scheduler_binary is not None:
+            bins["kube-scheduler"] = Path(self.options.scheduler_binary).resolve()
+        else:
+            bins["kube-scheduler"] = bins[
+                "scheduler-plugins/kube-scheduler" if self.options.build == "plugins" else "kubernetes/kube-scheduler"
+            ]
+        return bins
+
+    def _env(self) -> dict[str, str]:
+        assert self.workdir is not None
+        # Keep kwokctl's state (certificates, pid files, logs) in our own directory.
+        return {**os.environ, "KWOK_WORKDIR": str(self.workdir)}
+
+    def _kwokctl(self, *args: str, timeout: float, log: Path | None = None) -> subprocess.CompletedProcess:
+        cmd = [str(self._kwokctl_path), "--name", self.name, *args]
+        try:
+            out = subprocess.run(cmd, env=self._env(), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise KitError(f"`{' '.join(cmd[1:])}` did not finish within {timeout:.0f} s; logs: {self.logs_dir}") from e
+        if log is not None:
+            log.write_text(out.stdout + out.stderr)
+        return out
+
+    # -- lifecycle --------------------------------------------------------------
+
+    def up(self) -> Path:
+        started = time.monotonic()
+        bins = self._binaries()
+        self.timings["build"] = time.monotonic() - started
+        self._kwokctl_path = bins["kwokctl"]
+        self.workdir = Path(self.options.workdir or tempfile.mkdtemp(prefix="priority-conformance-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        t0 = time.monotonic()
+        try:
+            self._create(bins)
+            self._wait_ready()
+        except BaseException:
+            # Failure or Ctrl-C half-way: nothing may stay behind.
+            self.down()
+            raise
+        self.timings["up"] = time.monotonic() - t0
+        return self.kubeconfig  # type: ignore[return-value]
+
+    def _create(self, bins: dict[str, Path]) -> None:
+        assert self.workdir is not None
+        sched_cfg = self.options.scheduler_config
+        if sched_cfg is None:
+            sched_cfg = self.workdir / "scheduler-config.yaml"
+            sched_cfg.write_text(yaml.safe_dump(scheduler_config(self.options.build)))
+        conf = {
+            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+            "kind": "KwokctlConfiguration",
+            "options": {
+                "runtime": "binary",
+                "kubeVersion": toolchain.versions()["kubernetes"],
+                "etcdBinary": str(bins["etcd"]),
+                "kubeApiserverBinary": str(bins["kube-apiserver"]),
+                "kubeControllerManagerBinary": str(bins["kube-controller-manager"]),
+                "kubeSchedulerBinary": str(bins["kube-scheduler"]),
+                "kubectlBinary": str(bins["kubectl"]),
+                "kwokControllerBinary": str(bins["kwok"]),
+                "kubeSchedulerConfig": str(Path(sched_cfg).resolve()),
+                "kubeAuthorization": True,
+                "securePort": True,
+                "quietPull": True,
+                "cacheDir": str(self.workdir / "cache"),
+            },
+        }
+        config_path = self.workdir / "kwokctl.yaml"
+        with open(config_path, "w") as f:
+            yaml.safe_dump(conf, f)
+            f.write("---\n")
+            f.write(STAGES.read_text())
+        log = self.workdir / "kwokctl-create.log"
+        out = self._kwokctl("create", "cluster", "--config", str(config_path), "--wait", "60s",
+                            timeout=self.options.ready_timeout + 30, log=log)
+        if out.returncode != 0:
+            raise KitError(
+                f"kwokctl could not start the cluster (exit {out.returncode}). "
+                f"kwokctl output: {log}; component logs: {self.logs_dir}\n{_tail(out.stdout + out.stderr)}"
+            )
+        kc = self.workdir / "kubeconfig.yaml"
+        got = self._kwokctl("get", "kubeconfig", timeout=30)
+        if got.returncode != 0 or not got.stdout.strip():
+            raise KitError(f"kwokctl get kubeconfig failed: {_tail(got.stderr)}")
+        kc.write_text(got.stdout)
+        self.kubeconfig = kc
+
+    def _wait_ready(self) -> None:
+        """Bounded wait for what the scenarios rely on, naming the component that is late."""
+        from kubernetes import client, config as kconfig
+
+        api = kconfig.new_client_from_config(str(self.kubeconfig))
+        core = client.CoreV1Api(api)
+        deadline = time.monotonic() + self.options.ready_timeout
+        checks = [
+            ("kube-apiserver", lambda: core.list_namespace(limit=1) is not None),
+            # The service-account token controller runs in kube-controller-manager;
+            # pods cannot be created in a namespace before its default account exists.
+            ("kube-controller-manager", lambda: core.read_namespaced_service_account("default", "default") is not None),
+            ("kube-scheduler", lambda: self._process_alive("kube-scheduler")),
+            ("kwok-controller", lambda: self._process_alive("kwok-controller")),
+        ]
+        for component, check in checks:
+            while True:
+                try:
+                    if check():
+                        break
+                except Exception:  # not ready yet; the deadline bounds this
+                    pass
+                if time.monotonic() > deadline:
+                    raise KitError(
+                        f"{component} did not become ready within {self.options.ready_timeout:.0f} s; "
+                        f"its log: {self.log_path(component)}"
+                    )
+                time.sleep(0.2)
+        api.close()
+
+    def _pid_files(self) -> list[Path]:
+        if self.workdir is None:
+            return []
+        return sorted(self.cluster_dir.glob("pids/*.pid"))
+
+    def _process_alive(self, component: str) -> bool:
+        pid_file = self.cluster_dir / "pids" / f"{component}.pid"
+        if not pid_file.exists():
+            return False
+        try:
+            pid = int(pid_file.read_text().strip())
+            os.kill(pid, 0)
+        except (ValueError, ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    def pids(self) -> dict[str, int]:
+        out = {}
+        for f in self._pid_files():
+            try:
+                out[f.stem] = int(f.read_text().strip())
+            except ValueError:
+                continue
+        return out
+
+    def down(self) -> None:
+        """Stop every process and remove every file the cluster made. Safe to call twice."""
+        if self.workdir is None:
+            return
+        t0 = time.monotonic()
+        pids = self.pids()
+        if getattr(self, "_kwokctl_path", None) and self.cluster_dir.exists():
+            try:
+                self._kwokctl("delete", "cluster", timeout=30)
+            except KitError:
+                pass  # the pid sweep below still ends the processes
+        for pid in pids.values():
+            _kill(pid)
+        if self.options.workdir is None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        else:
+            shutil.rmtree(self.workdir / "clusters", ignore_errors=True)
+        self.workdir = None
+        self.timings["down"] = time.monotonic() - t0
+
+    def __enter__(self) -> LocalCluster:
+        self.up()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+
+def _kill(pid: int, grace: float = 3.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        try:  # reap it if it is our child
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])

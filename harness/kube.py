@@ -1,0 +1,155 @@
+"""Talking to the cluster under test: create scenario objects, observe what happened.
+
+A thin layer over the official client. Waits are bounded (tenacity) and
+poll an observable condition; none is a bare sleep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from kubernetes import client, config as kconfig
+from kubernetes.client.exceptions import ApiException
+from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
+
+from .errors import KitError
+
+SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended resource)
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+KIT_LABEL = "priority-conformance.x-k8s.io/run"
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+
+T = TypeVar("T")
+
+
+class NotYet(Exception):
+    """Raised inside a wait: the condition does not hold yet."""
+
+
+def wait_for(check: Callable[[], T], timeout: float, what: str, interval: float = 0.2) -> T:
+    """Poll ``check`` until it returns without raising NotYet; KitError naming ``what`` on timeout."""
+    try:
+        for attempt in Retrying(
+            stop=stop_after_delay(timeout), wait=wait_fixed(interval), retry=retry_if_exception_type(NotYet), reraise=False
+        ):
+            with attempt:
+                return check()
+    except RetryError as e:
+        last = e.last_attempt.exception()
+        raise KitError(f"timed out after {timeout:.0f} s waiting for {what}" + (f": {last}" if str(last) else "")) from None
+    raise AssertionError("unreachable")
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class Kube:
+    """Clients for one cluster."""
+
+    kubeconfig: Path
+
+    def __post_init__(self) -> None:
+        try:
+            self.api = kconfig.new_client_from_config(str(self.kubeconfig))
+        except Exception as e:  # malformed or missing kubeconfig
+            raise KitError(f"cannot load kubeconfig {self.kubeconfig}: {e}") from None
+        self.core = client.CoreV1Api(self.api)
+        self.scheduling = client.SchedulingV1Api(self.api)
+        self.policy = client.PolicyV1Api(self.api)
+        self.events = client.EventsV1Api(self.api)
+
+    def close(self) -> None:
+        self.api.close()
+
+    def check_reachable(self) -> None:
+        try:
+            client.VersionApi(self.api).get_code(_request_timeout=5)
+        except Exception as e:
+            host = self.api.configuration.host
+            raise KitError(f"cluster at {host} (kubeconfig {self.kubeconfig}) is unreachable: {e}") from None
+
+    # -- namespaces ---------------------------------------------------------------
+
+    def create_namespace(self, name: str, run_id: str) -> None:
+        self.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels={KIT_LABEL: run_id})))
+
+        def has_default_account():
+            try:
+                self.core.read_namespaced_service_account("default", name)
+            except ApiException as e:
+                if e.status == 404:
+                    raise NotYet("no default service account yet") from None
+                raise
+
+        wait_for(has_default_account, 30, f"the default service account of namespace {name}")
+
+    def delete_namespace(self, name: str) -> None:
+        try:
+            self.core.delete_namespace(name, grace_period_seconds=0)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    # -- nodes --------------------------------------------------------------------
+
+    def create_node(self, name: str, slots: int, run_id: str, labels: dict | None = None, taints: list | None = None) -> None:
+        capacity = {"cpu": "32", "memory": "256Gi", "pods": "110", SLOT: str(slots)}
+        node = client.V1Node(
+            metadata=client.V1ObjectMeta(
+                name=name,
+                labels={"kubernetes.io/hostname": name, "type": "kwok", KIT_LABEL: run_id, **(labels or {})},
+                annotations={KWOK_ANNOTATION: "fake"},
+            ),
+            spec=client.V1NodeSpec(taints=[client.V1Taint(**t) for t in (taints or [])] or None),
+            status=client.V1NodeStatus(capacity=capacity, allocatable=capacity),
+        )
+        self.core.create_node(node)
+        own = {(t["key"], t["effect"]) for t in (taints or [])}
+
+        def ready():
+            n = self.core.read_node(name)
+            conds = {c.type: c.status for c in (n.status.conditions or [])}
+            if conds.get("Ready") != "True":
+                raise NotYet("not Ready")
+            # The control plane taints new nodes not-ready until it sees them Ready.
+            extra = [t.key for t in (n.spec.taints or []) if (t.key, t.effect) not in own]
+            if extra:
+                raise NotYet(f"still tainted {extra}")
+
+        wait_for(ready, 60, f"node {name} to become Ready and untainted")
+
+    def delete_nodes(self, run_id: str) -> None:
+        self.core.delete_collection_node(label_selector=f"{KIT_LABEL}={run_id}")
+
+    # -- observation --------------------------------------------------------------
+
+    def pods(self, namespace: str) -> list[client.V1Pod]:
+        return self.core.list_namespaced_pod(namespace).items
+
+    def pod_or_none(self, namespace: str, name: str) -> client.V1Pod | None:
+        try:
+            return self.core.read_namespaced_pod(name, namespace)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+
+    def preempted_events(self, namespace: str) -> list:
+        return [e for e in self.events.list_namespaced_event(namespace).items if e.reason == "Preempted"]
+
+    def all_events(self, namespace: str) -> list:
+        return self.events.list_namespaced_event(namespace).items
+
+
+def condition(pod: client.V1Pod, type_: str):
+    return next((c for c in (pod.status.conditions or []) if c.type == type_), None)
+
+
+def disrupted_by_preemption(pod: client.V1Pod) -> bool:
+    c = condition(pod, "DisruptionTarget")
+    return c is not None and c.status == "True" and c.reason == "PreemptionByScheduler"
