@@ -130,3 +130,8 @@ def _or_fail(step) -> None:
         step()
     except KitError as e:
         pytest.fail(f"cluster not available: {e}", pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    for line in getattr(config, "_scenario_timing", []):
+        terminalreporter.write_line(line)

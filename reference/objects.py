@@ -8,7 +8,7 @@ happens at the edge, in the loaders.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Iterable, Literal, Mapping
 
@@ -173,8 +173,21 @@ class PodDisruptionBudget:
     name: str
     namespace: str
     selector: LabelSelector
-    disruptions_allowed: int
+    disruptions_allowed: int  # status.disruptionsAllowed, as the disruption controller wrote it
     disrupted_pods: tuple[str, ...] = ()  # pod names already counted as disrupted
+    # When set, the status is not given but derived from the pods, as the
+    # disruption controller would: healthy matching pods minus minAvailable.
+    min_available: int | None = None
+
+    def allowed_in(self, pods: Iterable["Pod"]) -> int:
+        if self.min_available is None:
+            return self.disruptions_allowed
+        healthy = sum(
+            1 for p in pods
+            if p.namespace == self.namespace and p.node_name and not p.terminating
+            and not self.selector.empty and self.selector.matches(p.label_map)
+        )
+        return max(healthy - self.min_available, 0)
 
 
 @dataclass(frozen=True)
@@ -229,5 +242,4 @@ __all__ = [
     "Taint",
     "Toleration",
     "frozen_map",
-    "field",
 ]

@@ -159,9 +159,9 @@ def importance(pod: Pod, now: datetime) -> tuple:
     return (-pod.priority, start_time(pod, now))
 
 
-def split_by_pdb(pods: list[Pod], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[Pod], list[Pod]]:
+def split_by_pdb(pods: list[Pod], pdbs: tuple[PodDisruptionBudget, ...], everyone: tuple[Pod, ...] = ()) -> tuple[list[Pod], list[Pod]]:
     """(would violate a PDB, would not), keeping order; budgets are spent in that order."""
-    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    allowed = [pdb.allowed_in(everyone) for pdb in pdbs]
     violating, fine = [], []
     for pod in pods:
         violated = False
@@ -207,7 +207,7 @@ def select_victims_on_node(
         return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: " + ", ".join(why.reasons),
                            exempted=tuple(exempted), exempt_until=exempt_until)
     potential.sort(key=lambda p: importance(p, now))
-    violating, fine = split_by_pdb(potential, state.pdbs)
+    violating, fine = split_by_pdb(potential, state.pdbs, state.pods)
     victims: list[Pod] = []
     spared: list[tuple[str, str]] = []
     violations = 0

@@ -1,0 +1,143 @@
+"""Scenarios against the model: step the model through a scenario, and check ``expect:`` blocks.
+
+The same check runs twice: in tests/ against the model's view (so the model
+is checked against a human reading of the spec) and in conformance/ against
+what the cluster showed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+
+from reference import scheduler as sched
+from reference.admission import Rejected, validate_class_create, validate_class_update
+from reference.scheduler import PodView, World
+
+from .scenario import Expect, Scenario, Step, initial_state, to_class, to_pdb, to_pod
+
+EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def settle(world: World) -> World:
+    """Everything that follows from an action without the periodic flush: victims finish terminating."""
+    for _ in range(100):
+        if not any(p.terminating for p in world.state.pods):
+            return world
+        world = sched.advance(world, None, flush=False)
+    raise RuntimeError("the model did not settle after 100 rounds of terminations")
+
+
+def apply_step(world: World, step: Step, namespace: str = "default") -> World:
+    """One scenario step on the model world, settled."""
+    if step.createPod is not None:
+        spec = step.createPod
+        world = sched.create_pod(world, to_pod(spec, namespace), spec.priority, spec.preemptionPolicy)
+    elif step.deletePod is not None:
+        world = sched.delete_pod(world, f"{namespace}/{step.deletePod}")
+    elif step.createClass is not None:
+        pc = to_class(step.createClass)
+        decision = validate_class_create(world.state, pc)
+        if isinstance(decision, Rejected):
+            world = replace(world, rejected=world.rejected + ((pc.name, decision.reason),))
+        else:
+            world = replace(world, state=world.state.with_class(pc))
+    elif step.updateClass is not None:
+        pc = to_class(step.updateClass)
+        decision = validate_class_update(world.state, pc)
+        if isinstance(decision, Rejected):
+            world = replace(world, rejected=world.rejected + ((pc.name, decision.reason),))
+        else:
+            world = replace(world, state=world.state.with_class(pc))
+    elif step.deleteClass is not None:
+        world = replace(world, state=world.state.without_class(step.deleteClass))
+    elif step.createPdb is not None:
+        state = world.state
+        world = replace(world, state=replace(state, pdbs=state.pdbs + (to_pdb(step.createPdb, namespace),)))
+    elif step.wait is not None:
+        return settle(sched.advance(world, world.now + step.wait))
+    return settle(world)
+
+
+def simulate(scenario: Scenario, build: str, now: datetime = EPOCH) -> list[World]:
+    """The model's world after the set-up and after each step."""
+    state = initial_state(scenario, now)
+    state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in scenario.pdbs))
+    worlds = [sched.start(state, build, now)]
+    for step in scenario.steps:
+        worlds.append(apply_step(worlds[-1], step))
+    return worlds
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    pod: str
+    field: str
+    expected: str
+    actual: str
+
+
+def _as_set(nodes: str | list[str]) -> set[str]:
+    return {nodes} if isinstance(nodes, str) else set(nodes)
+
+
+def check_expect(expect: Expect, pods: dict[str, PodView], rejected: dict[str, str],
+                 priorities: dict[str, int] | None = None) -> list[Mismatch]:
+    """Compare an ``expect:`` block with a view of the pods (model's or cluster's)."""
+    out: list[Mismatch] = []
+    gone = PodView("gone")
+    for name, nodes in expect.running.items():
+        v = pods.get(name, gone)
+        if v.phase != "running" or v.node not in _as_set(nodes):
+            out.append(Mismatch(name, "running", f"running on {_fmt(nodes)}", _describe(v)))
+    for name in expect.preempted:
+        v = pods.get(name, gone)
+        if not v.preempted:
+            out.append(Mismatch(name, "preempted", "preempted", _describe(v)))
+    for name in expect.notPreempted:
+        v = pods.get(name, gone)
+        if v.preempted:
+            out.append(Mismatch(name, "notPreempted", "not preempted", _describe(v)))
+    for name in expect.pending:
+        v = pods.get(name, gone)
+        if v.phase != "pending":
+            out.append(Mismatch(name, "pending", "pending", _describe(v)))
+    for name, nodes in expect.nominated.items():
+        v = pods.get(name, gone)
+        if v.nominated not in _as_set(nodes):
+            out.append(Mismatch(name, "nominated", f"nominated to {_fmt(nodes)}", _describe(v)))
+    for name, part in expect.rejected.items():
+        reason = rejected.get(name)
+        if reason is None or part not in reason:
+            out.append(Mismatch(name, "rejected", f"rejected with '{part}'", reason or "accepted"))
+    for name, value in expect.priority.items():
+        got = (priorities or {}).get(name)
+        if got != value:
+            out.append(Mismatch(name, "priority", str(value), str(got)))
+    return out
+
+
+def _fmt(nodes: str | list[str]) -> str:
+    return nodes if isinstance(nodes, str) else "one of " + ", ".join(sorted(nodes))
+
+
+def _describe(v: PodView) -> str:
+    bits = [v.phase]
+    if v.node:
+        bits.append(f"on {v.node}")
+    if v.nominated:
+        bits.append(f"nominated to {v.nominated}")
+    if v.preempted:
+        bits.append("preempted")
+    return " ".join(bits)
+
+
+def model_priorities(world: World) -> dict[str, int]:
+    return {p.name: p.priority for p in world.state.pods}
+
+
+def model_rejections(world: World) -> dict[str, str]:
+    return dict(world.rejected)
+
+
+__all__ = ["Mismatch", "apply_step", "check_expect", "simulate", "settle", "timedelta"]

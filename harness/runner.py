@@ -1,0 +1,519 @@
+"""Run one scenario on a real cluster and compare each step with the model.
+
+Before every step the runner reads the cluster (pods with their real
+scheduled and start times, classes, PDB status) into a model world, applies
+the step to that world, performs the step on the cluster, waits until the
+cluster shows the model's settled outcome or the step's time runs out, and
+records any difference. So the model is always asked about the state the
+cluster really had, never about an idealised one.
+
+Isolation: a namespace per scenario, its own nodes and prefixed class names;
+every pod selects its scenario's nodes, so concurrent scenarios never meet.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from reference import scheduler as sched
+from reference.objects import ClusterState
+from reference.scheduler import PodView, World
+
+from .errors import KitError
+from .expectation import Mismatch, apply_step, check_expect
+from .kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
+from .scenario import ClassSpec, PodSpec, Scenario, Step, to_node, to_pdb, to_pod
+
+SCENARIO_LABEL = "priority-conformance.x-k8s.io/scenario"
+QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
+DEFAULT_SETTLE = 30.0
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class StepRecord:
+    index: int
+    action: str
+    predicted: dict[str, PodView]
+    observed: dict[str, PodView]
+    mismatches: list[Mismatch]
+    expect_mismatches: list[Mismatch]
+    reasons: list[str]
+
+
+@dataclass
+class Result:
+    scenario: Scenario
+    build: str
+    steps: list[StepRecord] = field(default_factory=list)
+    error: str = ""
+    seconds: float = 0.0
+    artifacts: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and not any(s.mismatches or s.expect_mismatches for s in self.steps)
+
+    def report(self) -> str:
+        lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
+        if self.error:
+            lines.append(f"error: {self.error}")
+        for s in self.steps:
+            if not (s.mismatches or s.expect_mismatches):
+                continue
+            lines.append(f"step {s.index} ({s.action}):")
+            lines.append(f"  {'pod':<22} {'model predicted':<36} {'cluster showed':<36}")
+            for name in sorted(set(s.predicted) | set(s.observed)):
+                p, o = s.predicted.get(name), s.observed.get(name)
+                mark = "!" if any(m.pod == name for m in s.mismatches) else " "
+                lines.append(f"{mark} {name:<22} {_cell(p):<36} {_cell(o):<36}")
+            for m in s.expect_mismatches:
+                lines.append(f"  expect.{m.field} {m.pod}: wanted {m.expected}, cluster showed {m.actual}")
+            if s.reasons:
+                lines.append("  model's reasons:")
+                lines += [f"    {r}" for r in s.reasons]
+        if self.artifacts:
+            lines.append(f"artifacts: {self.artifacts}")
+        return "\n".join(lines)
+
+
+def _cell(v: PodView | None) -> str:
+    if v is None:
+        return "-"
+    bits = [v.phase]
+    if v.node:
+        bits.append(f"@{v.node}")
+    if v.nominated:
+        bits.append(f"nom:{v.nominated}")
+    if v.preempted:
+        bits.append("preempted")
+    return " ".join(bits)
+
+
+class ScenarioRun:
+    def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
+                 artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None):
+        """``build`` names the semantics the model predicts; ``label`` the build actually running."""
+        self.kube = Kube(kubeconfig)
+        self.s = scenario
+        self.build = build
+        self.run_id = run_id
+        self.label = label or build
+        short = scenario.id[:40].rstrip("-")
+        self.ns = f"{short}-{run_id}"
+        self.prefix = f"{short}-{run_id}-"
+        self.pod_specs: dict[str, PodSpec] = {p.name: p for p in scenario.pods}
+        self.class_specs: dict[str, ClassSpec] = {c.name: c for c in scenario.priorityClasses}
+        self.created_classes: set[str] = set()
+        self.created_nodes: list[str] = []
+        self.rejected: dict[str, str] = {}
+        self.preempted: set[str] = set()
+        self.artifacts_dir = artifacts_dir
+        self.scheduler_log = scheduler_log
+        self.result = Result(scenario, self.label)
+
+    # -- names ------------------------------------------------------------------
+
+    def node_name(self, name: str) -> str:
+        return self.prefix + name
+
+    def class_name(self, name: str) -> str:
+        return self.prefix + name if name else ""
+
+    def unprefix(self, name: str) -> str:
+        return name[len(self.prefix):] if name.startswith(self.prefix) else name
+
+    # -- running ----------------------------------------------------------------
+
+    def run(self) -> Result:
+        started = time.monotonic()
+        try:
+            self.setup()
+            for i, step in enumerate(self.s.steps):
+                self.result.steps.append(self.do_step(i, step))
+        except KitError as e:
+            self.result.error = str(e)
+        except ApiException as e:
+            self.result.error = f"API error {e.status}: {e.reason}: {(e.body or '')[:300]}"
+        except Exception:
+            self.result.error = "harness failure:\n" + traceback.format_exc()
+        finally:
+            if not self.result.ok:
+                self.save_artifacts()
+            self.teardown()
+            self.kube.close()
+            self.result.seconds = time.monotonic() - started
+        return self.result
+
+    def setup(self) -> None:
+        self.kube.create_namespace(self.ns, self.run_id)
+        for c in self.s.priorityClasses:
+            self.create_class(c)
+        for n in self.s.nodes:
+            taints = [t.model_dump() for t in n.taints]
+            self.kube.create_node(self.node_name(n.name), n.slots, self.run_id,
+                                  labels={SCENARIO_LABEL: self.ns, **n.labels}, taints=taints)
+            self.created_nodes.append(self.node_name(n.name))
+        for b in self.s.pdbs:
+            self.create_pdb(b)
+        self.place_initial_pods()
+
+    def place_initial_pods(self) -> None:
+        """Initial pods land where the scenario says, through the real scheduler (so they get PodScheduled).
+
+        Every other scenario node is cordoned while a pod is placed; bypassScheduler pods are bound directly.
+        """
+        cordoned: str | None = None
+        for p in self.s.pods:
+            if p.bypassScheduler:
+                self.create_pod(p, node_name=self.node_name(p.node))
+            else:
+                if cordoned != p.node:
+                    self.cordon_all_but(p.node)
+                    cordoned = p.node
+                self.create_pod(p)
+            target = self.node_name(p.node)
+
+            def running(name=p.name, target=target):
+                pod = self.kube.core.read_namespaced_pod(name, self.ns)
+                if pod.spec.node_name and pod.spec.node_name != target:
+                    raise KitError(f"initial pod {name} landed on {pod.spec.node_name}, not {target}")
+                if pod.status.phase != "Running":
+                    raise NotYet(f"{name} is {pod.status.phase}")
+
+            wait_for(running, 30, f"initial pod {p.name} to run on {p.node}")
+        if cordoned is not None:
+            self.cordon_all_but(None)
+        if self.s.pdbs:
+            self.wait_pdbs_current()
+
+    def cordon_all_but(self, keep: str | None) -> None:
+        for n in self.s.nodes:
+            want = keep is not None and n.name != keep
+            self.kube.core.patch_node(self.node_name(n.name), {"spec": {"unschedulable": want}})
+
+    def teardown(self) -> None:
+        for action in (
+            lambda: self.kube.delete_namespace(self.ns),
+            *[(lambda c=c: self.kube.scheduling.delete_priority_class(c)) for c in self.created_classes],
+            *[(lambda n=n: self.kube.core.delete_node(n)) for n in self.created_nodes],
+        ):
+            try:
+                action()
+            except ApiException as e:
+                if e.status != 404:
+                    self.result.error = self.result.error or f"teardown failed: {e.reason}"
+
+    # -- objects ------------------------------------------------------------------
+
+    def v1_class(self, c: ClassSpec) -> client.V1PriorityClass:
+        return client.V1PriorityClass(
+            metadata=client.V1ObjectMeta(name=self.class_name(c.name), annotations=dict(c.annotations) or None),
+            value=c.value, global_default=c.globalDefault, preemption_policy=c.preemptionPolicy,
+            description=c.description or None)
+
+    def create_class(self, c: ClassSpec) -> str | None:
+        try:
+            self.kube.scheduling.create_priority_class(self.v1_class(c))
+        except ApiException as e:
+            if e.status in (400, 403, 409, 422):
+                return _api_message(e)
+            raise
+        self.created_classes.add(self.class_name(c.name))
+        self.class_specs[c.name] = c
+        return None
+
+    def update_class(self, c: ClassSpec) -> str | None:
+        name = self.class_name(c.name)
+        current = self.kube.scheduling.read_priority_class(name)
+        desired = self.v1_class(c)
+        desired.metadata.resource_version = current.metadata.resource_version
+        try:
+            self.kube.scheduling.replace_priority_class(name, desired)
+        except ApiException as e:
+            if e.status in (400, 403, 409, 422):
+                return _api_message(e)
+            raise
+        self.class_specs[c.name] = c
+        return None
+
+    def create_pdb(self, b) -> None:
+        self.kube.policy.create_namespaced_pod_disruption_budget(self.ns, client.V1PodDisruptionBudget(
+            metadata=client.V1ObjectMeta(name=b.name),
+            spec=client.V1PodDisruptionBudgetSpec(min_available=b.minAvailable,
+                                                  selector=client.V1LabelSelector(match_labels=dict(b.selector)))))
+
+    def wait_pdbs_current(self) -> None:
+        """The disruption controller must have counted the pods as they are now."""
+        def current():
+            for pdb in self.kube.policy.list_namespaced_pod_disruption_budget(self.ns).items:
+                st = pdb.status
+                if st is None or st.observed_generation != pdb.metadata.generation:
+                    raise NotYet(f"PDB {pdb.metadata.name} not observed yet")
+                spec = next(b for b in self.s.pdbs + [s.createPdb for s in self.s.steps if s.createPdb]
+                            if b.name == pdb.metadata.name)
+                healthy = sum(1 for p in self.kube.pods(self.ns)
+                              if not p.metadata.deletion_timestamp and p.status.phase == "Running"
+                              and all((p.metadata.labels or {}).get(k) == v for k, v in spec.selector.items()))
+                if st.current_healthy != healthy:
+                    raise NotYet(f"PDB {pdb.metadata.name} counts {st.current_healthy} healthy, pods say {healthy}")
+        wait_for(current, 30, "PodDisruptionBudget status to catch up")
+
+    def v1_pod(self, p: PodSpec, node_name: str | None = None) -> client.V1Pod:
+        affinity = None
+        terms = lambda ts: [client.V1PodAffinityTerm(  # noqa: E731
+            label_selector=client.V1LabelSelector(match_labels=dict(t.labels)),
+            topology_key={"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}[t.topology])
+            for t in ts]
+        if p.podAffinity or p.podAntiAffinity:
+            affinity = client.V1Affinity(
+                pod_affinity=client.V1PodAffinity(required_during_scheduling_ignored_during_execution=terms(p.podAffinity))
+                if p.podAffinity else None,
+                pod_anti_affinity=client.V1PodAntiAffinity(
+                    required_during_scheduling_ignored_during_execution=terms(p.podAntiAffinity))
+                if p.podAntiAffinity else None)
+        limits = {SLOT: str(p.slots)} if p.slots else None
+        return client.V1Pod(
+            metadata=client.V1ObjectMeta(name=p.name, labels=dict(p.labels) or None),
+            spec=client.V1PodSpec(
+                priority_class_name=self.class_name(p.priorityClassName) or None,
+                priority=p.priority,
+                preemption_policy=p.preemptionPolicy,
+                termination_grace_period_seconds=p.grace,
+                node_name=node_name,
+                node_selector={SCENARIO_LABEL: self.ns, **p.nodeSelector},
+                tolerations=[client.V1Toleration(key=t.key or None, operator=t.operator, value=t.value or None,
+                                                 effect=t.effect or None) for t in p.tolerations] or None,
+                affinity=affinity,
+                containers=[client.V1Container(name="c", image=PAUSE_IMAGE,
+                                               resources=client.V1ResourceRequirements(limits=limits))],
+            ),
+        )
+
+    def create_pod(self, p: PodSpec, node_name: str | None = None) -> str | None:
+        self.pod_specs[p.name] = p
+        try:
+            self.kube.core.create_namespaced_pod(self.ns, self.v1_pod(p, node_name))
+        except ApiException as e:
+            if e.status in (400, 403, 422):
+                return _api_message(e)
+            raise
+        return None
+
+    # -- observing ----------------------------------------------------------------
+
+    def observe_world(self) -> World:
+        """The cluster as the model sees it, with the real times."""
+        classes = []
+        for name in self.created_classes:
+            try:
+                pc = self.kube.scheduling.read_priority_class(name)
+            except ApiException as e:
+                if e.status == 404:
+                    continue
+                raise
+            spec = self.class_specs.get(self.unprefix(name))
+            if spec is not None:
+                from .scenario import to_class
+                classes.append(to_class(spec.model_copy(update={
+                    "value": pc.value, "globalDefault": bool(pc.global_default),
+                    "preemptionPolicy": pc.preemption_policy or "PreemptLowerPriority",
+                    "annotations": dict(pc.metadata.annotations or {})})))
+        pods, parked = [], []
+        for v in self.kube.pods(self.ns):
+            spec = self.pod_specs.get(v.metadata.name)
+            if spec is None:
+                continue
+            sched_cond = condition(v, "PodScheduled")
+            scheduled_at = sched_cond.last_transition_time if sched_cond is not None and sched_cond.status == "True" else None
+            pods.append(to_pod(
+                spec, "default",
+                priority_class_name=self.unprefix(v.spec.priority_class_name or ""),
+                priority=v.spec.priority or 0,
+                preemption_policy=v.spec.preemption_policy or "PreemptLowerPriority",
+                node_name=self.unprefix(v.spec.node_name or ""),
+                nominated_node_name=self.unprefix(v.status.nominated_node_name or ""),
+                scheduled_at=scheduled_at,
+                start_time=v.status.start_time,
+                deletion_timestamp=_deletion_time(v),
+                disruption_target_by_preemption=disrupted_by_preemption(v),
+                queued_at=v.metadata.creation_timestamp,
+            ))
+            if not v.spec.node_name and sched_cond is not None and sched_cond.status == "False":
+                parked.append((f"default/{v.metadata.name}", sched_cond.last_transition_time))
+        pdbs = []
+        for b in self.kube.policy.list_namespaced_pod_disruption_budget(self.ns).items:
+            spec = next((x for x in self.s.pdbs + [s.createPdb for s in self.s.steps if s.createPdb]
+                         if x.name == b.metadata.name), None)
+            if spec is None:
+                continue
+            st = b.status
+            pdbs.append(replace(to_pdb(spec, "default", st.disruptions_allowed if st else 0),
+                                disrupted_pods=tuple((st.disrupted_pods or {}) if st else {})))
+        state = ClusterState(tuple(classes), tuple(to_node(n) for n in self.s.nodes), tuple(pods), tuple(pdbs))
+        return World(state, utcnow(), self.build, parked=tuple(parked),
+                     preempted=frozenset(f"default/{n}" for n in self.preempted),
+                     rejected=tuple(self.rejected.items()))
+
+    def observe_view(self) -> tuple[dict[str, PodView], dict[str, int]]:
+        self.preempted |= {e.regarding.name for e in self.kube.preempted_events(self.ns) if e.regarding}
+        out: dict[str, PodView] = {}
+        priorities: dict[str, int] = {}
+        for v in self.kube.pods(self.ns):
+            if disrupted_by_preemption(v):
+                self.preempted.add(v.metadata.name)
+            phase = "terminating" if v.metadata.deletion_timestamp else ("running" if v.spec.node_name else "pending")
+            out[v.metadata.name] = PodView(phase, self.unprefix(v.spec.node_name or ""),
+                                           self.unprefix(v.status.nominated_node_name or ""),
+                                           v.metadata.name in self.preempted)
+            priorities[v.metadata.name] = v.spec.priority
+        for name in self.preempted:
+            out.setdefault(name, PodView("gone", preempted=True))
+        for name in self.rejected:
+            out.setdefault(name, PodView("rejected"))
+        return out, priorities
+
+    # -- one step -------------------------------------------------------------------
+
+    def do_step(self, i: int, step: Step) -> StepRecord:
+        before = self.observe_world()
+        predicted_world = apply_step(before, step)
+        new_preds = predicted_world.predictions[len(before.predictions):]
+        reasons = [line for line in predicted_world.log[len(before.log):]]
+        for pr in new_preds:
+            for v in pr.per_node:
+                extra = "; ".join(f"{k} {why}" for k, why in v.exempted)
+                reasons.append(f"  {pr.pod} node {v.node}: {v.reason}" + (f"; exempted: {extra}" if extra else ""))
+        self.perform(step)
+        predicted = sched.view(predicted_world)
+        allowed = dict(predicted_world.allowed_nodes)
+        deadline = step.settle.total_seconds() if step.settle else self.settle_bound(predicted_world)
+        must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in self.rejected else set()
+
+        observed, priorities = self.observe_view()
+        mismatches = compare(predicted, observed, allowed)
+        end = time.monotonic() + deadline
+        quiet_since: float | None = None
+        while time.monotonic() < end:
+            observed, priorities = self.observe_view()
+            mismatches = compare(predicted, observed, allowed)
+            attempted = all(self.was_attempted(n) for n in must_attempt)
+            if not mismatches and attempted:
+                quiet_since = quiet_since or time.monotonic()
+                if time.monotonic() - quiet_since >= QUIET:
+                    break
+            else:
+                quiet_since = None
+            time.sleep(0.25)
+        expect_mismatches = check_expect(step.expect, observed, self.rejected, priorities) if step.expect else []
+        return StepRecord(i, step.action or "expect", predicted, observed, mismatches, expect_mismatches, reasons)
+
+    def settle_bound(self, world: World) -> float:
+        graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
+        return DEFAULT_SETTLE + max(graces + [0]) * 2
+
+    def was_attempted(self, name: str) -> bool:
+        pod = self.kube.pod_or_none(self.ns, name)
+        if pod is None:
+            return True
+        c = condition(pod, "PodScheduled")
+        return c is not None  # True (bound) or False (tried and failed)
+
+    def perform(self, step: Step) -> None:
+        if step.createPod is not None:
+            msg = self.create_pod(step.createPod)
+            if msg:
+                self.rejected[step.createPod.name] = msg
+        elif step.deletePod is not None:
+            self.kube.core.delete_namespaced_pod(step.deletePod, self.ns)
+        elif step.createClass is not None:
+            msg = self.create_class(step.createClass)
+            if msg:
+                self.rejected[step.createClass.name] = msg
+        elif step.updateClass is not None:
+            msg = self.update_class(step.updateClass)
+            if msg:
+                self.rejected[step.updateClass.name] = msg
+        elif step.deleteClass is not None:
+            self.kube.scheduling.delete_priority_class(self.class_name(step.deleteClass))
+        elif step.createPdb is not None:
+            self.create_pdb(step.createPdb)
+            self.wait_pdbs_current()
+        elif step.wait is not None:
+            # Time passing is the step itself: nothing to observe instead.
+            time.sleep(step.wait.total_seconds())
+
+    # -- artifacts ------------------------------------------------------------------
+
+    def save_artifacts(self) -> None:
+        if self.artifacts_dir is None:
+            return
+        d = self.artifacts_dir / self.label / self.s.id
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            pods = [self.kube.api.sanitize_for_serialization(p) for p in self.kube.pods(self.ns)]
+            (d / "pods.json").write_text(json.dumps(pods, indent=1, default=str))
+            events = [self.kube.api.sanitize_for_serialization(e) for e in self.kube.all_events(self.ns)]
+            (d / "events.json").write_text(json.dumps(events, indent=1, default=str))
+        except Exception as e:  # the cluster may be what failed
+            (d / "observe-error.txt").write_text(str(e))
+        if self.scheduler_log is not None and self.scheduler_log.exists():
+            lines = self.scheduler_log.read_text(errors="replace").splitlines()
+            keep = [ln for ln in lines if self.ns in ln or self.prefix in ln]
+            (d / "kube-scheduler.log").write_text("\n".join(keep[-2000:]))
+        (d / "report.txt").write_text(self.result.report())
+        self.result.artifacts = d
+
+
+def compare(predicted: dict[str, PodView], observed: dict[str, PodView],
+            allowed: dict[str, frozenset[str]]) -> list[Mismatch]:
+    out = []
+    for name in sorted(set(predicted) | set(observed)):
+        p = predicted.get(name, PodView("gone"))
+        o = observed.get(name, PodView("gone"))
+        # A victim that is already gone and one still terminating are the same outcome seen at different moments.
+        p_phase = "gone" if p.phase in ("terminating", "gone") and p.preempted else p.phase
+        o_phase = "gone" if o.phase in ("terminating", "gone") and o.preempted else o.phase
+        if p_phase != o_phase:
+            out.append(Mismatch(name, "phase", p_phase, o_phase))
+            continue
+        if p.preempted != o.preempted:
+            out.append(Mismatch(name, "preempted", str(p.preempted), str(o.preempted)))
+        if p_phase == "running":
+            nodes = allowed.get(f"default/{name}", frozenset({p.node}))
+            if o.node not in nodes:
+                out.append(Mismatch(name, "node", " or ".join(sorted(nodes)), o.node))
+        if p_phase == "pending":
+            nodes = allowed.get(f"default/{name}", frozenset({p.nominated})) if p.nominated else frozenset({""})
+            if o.nominated not in nodes:
+                out.append(Mismatch(name, "nominated", " or ".join(sorted(nodes)) or "(none)", o.nominated or "(none)"))
+    return out
+
+
+def _deletion_time(v: client.V1Pod) -> datetime | None:
+    ts = v.metadata.deletion_timestamp
+    if ts is None:
+        return None
+    # deletionTimestamp already includes the grace period.
+    return ts
+
+
+def _api_message(e: ApiException) -> str:
+    try:
+        return json.loads(e.body).get("message", e.reason)
+    except (TypeError, ValueError):
+        return str(e.reason)
+
+
+__all__ = ["Result", "ScenarioRun", "compare"]

@@ -1,0 +1,352 @@
+"""The scenario format: one behaviour per YAML file, validated before anything runs.
+
+scenarios/README.md documents the format for people; this module is its
+schema. Unknown fields, wrong types, dangling names and impossible values are
+reported as ``ScenarioError`` naming the file, the path inside it and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reference.objects import (
+    ClusterState,
+    LabelSelector,
+    Node,
+    Pod,
+    PodAffinityTerm,
+    PodDisruptionBudget,
+    PriorityClass,
+    Taint,
+    Toleration,
+)
+
+from .errors import KitError
+
+SLOT = "example.com/slot"
+AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter")
+BUILDS = ("plugins", "upstream")
+NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+TOPOLOGY = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
+
+
+class ScenarioError(KitError):
+    """A scenario file that does not follow the format."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+Name = Annotated[str, Field(pattern=NAME, max_length=40)]
+Labels = dict[Annotated[str, Field(min_length=1)], str]
+
+
+def parse_duration(text: str | int | float) -> timedelta:
+    if isinstance(text, (int, float)):
+        return timedelta(seconds=text)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*", str(text))
+    if not m:
+        raise ValueError(f"{text!r} is not a duration like 10s, 500ms, 2m")
+    n, unit = float(m.group(1)), m.group(2)
+    return timedelta(seconds=n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit])
+
+
+Duration = Annotated[timedelta, Field()]
+
+
+class ClassSpec(Strict):
+    name: Name
+    value: int = Field(ge=-(2**31), le=2**31 - 1)
+    globalDefault: bool = False
+    preemptionPolicy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    description: str = ""
+    annotations: dict[str, str] = {}
+
+
+class TaintSpec(Strict):
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class TolerationSpec(Strict):
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
+
+
+class NodeSpec(Strict):
+    name: Name
+    slots: int = Field(default=1, ge=0, le=1000, description="room, in pods of one slot each")
+    labels: Labels = {}
+    taints: list[TaintSpec] = []
+
+
+class AffinityTerm(Strict):
+    labels: Labels = Field(min_length=1)
+    topology: Literal["hostname", "zone"] = "hostname"
+
+
+class PodSpec(Strict):
+    name: Name
+    priorityClassName: str = Field(default="", alias="class")
+    slots: int = Field(default=1, ge=0, le=1000)
+    labels: Labels = {}
+    grace: int = Field(default=5, ge=0, le=600, description="terminationGracePeriodSeconds")
+    node: str = ""  # where an initial pod must run
+    bypassScheduler: bool = False  # bind with spec.nodeName: no PodScheduled condition
+    priority: int | None = None  # set spec.priority explicitly (admission scenarios)
+    preemptionPolicy: Literal["PreemptLowerPriority", "Never"] | None = None
+    nodeSelector: Labels = {}
+    tolerations: list[TolerationSpec] = []
+    podAffinity: list[AffinityTerm] = []
+    podAntiAffinity: list[AffinityTerm] = []
+
+
+class PdbSpec(Strict):
+    """Scenario pods have no controller, so only an integer minAvailable makes a budget."""
+
+    name: Name
+    selector: Labels = {}
+    minAvailable: int = Field(ge=0)
+
+
+PodSet = Union[str, list[str]]  # one node, or the set the scheduler may choose from
+
+
+class Expect(Strict):
+    running: dict[str, PodSet] = {}
+    preempted: list[str] = []
+    notPreempted: list[str] = []
+    pending: list[str] = []
+    nominated: dict[str, PodSet] = {}
+    rejected: dict[str, str] = {}  # pod or class name -> part of the message
+    priority: dict[str, int] = {}
+
+
+class Step(Strict):
+    """Exactly one action per step."""
+
+    createPod: PodSpec | None = None
+    deletePod: str | None = None
+    createClass: ClassSpec | None = None
+    updateClass: ClassSpec | None = None
+    deleteClass: str | None = None
+    createPdb: PdbSpec | None = None
+    wait: Annotated[timedelta, Field()] | None = None
+    expect: Expect | None = None
+    settle: Annotated[timedelta, Field()] | None = Field(
+        default=None, description="how long the outcome of this step may take to appear (default 30s)"
+    )
+
+    @field_validator("wait", "settle", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> Any:
+        return None if v is None else parse_duration(v)
+
+    @model_validator(mode="after")
+    def one_action(self) -> Step:
+        actions = [k for k in ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "wait")
+                   if getattr(self, k) is not None]
+        if len(actions) > 1:
+            raise ValueError(f"a step does one thing; this one has {', '.join(actions)}")
+        if not actions and self.expect is None:
+            raise ValueError("a step needs an action or an expect")
+        return self
+
+    @property
+    def action(self) -> str | None:
+        for k in ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "wait"):
+            if getattr(self, k) is not None:
+                return k
+        return None
+
+
+class Scenario(Strict):
+    id: Annotated[str, Field(pattern=NAME, max_length=50)]
+    title: str = Field(min_length=1)
+    spec: str = Field(min_length=1, description="where the rule comes from")
+    areas: list[Literal[AREAS]] = Field(min_length=1)  # type: ignore[valid-type]
+    builds: list[Literal[BUILDS]] = list(BUILDS)  # type: ignore[valid-type]
+    alone: bool = False  # touches cluster-wide state (a globalDefault class)
+    priorityClasses: list[ClassSpec] = []
+    nodes: list[NodeSpec] = Field(min_length=1)
+    pods: list[PodSpec] = []
+    pdbs: list[PdbSpec] = []
+    steps: list[Step] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def names_resolve(self) -> Scenario:
+        errors = []
+        node_names = [n.name for n in self.nodes]
+        _dupes(node_names, "nodes", errors)
+        classes = {c.name for c in self.priorityClasses}
+        _dupes([c.name for c in self.priorityClasses], "priorityClasses", errors)
+        pods: set[str] = set()
+        for i, p in enumerate(self.pods):
+            if p.name in pods:
+                errors.append(f"pods[{i}].name: {p.name!r} is defined twice")
+            pods.add(p.name)
+            if not p.node:
+                errors.append(f"pods[{i}].node: an initial pod must say which node it runs on")
+            elif p.node not in node_names:
+                errors.append(f"pods[{i}].node: no node named {p.node!r} (nodes: {', '.join(node_names)})")
+        if any(c.globalDefault for c in self.priorityClasses) and not self.alone:
+            errors.append("alone: a scenario with a globalDefault class changes cluster-wide state and must say alone: true")
+        for i, step in enumerate(self.steps):
+            where = f"steps[{i}]"
+            if step.createPod:
+                if step.createPod.name in pods:
+                    errors.append(f"{where}.createPod.name: {step.createPod.name!r} is defined twice")
+                pods.add(step.createPod.name)
+                if step.createPod.node:
+                    errors.append(f"{where}.createPod.node: only initial pods are placed; the scheduler places this one")
+            if step.createClass:
+                if step.createClass.globalDefault and not self.alone:
+                    errors.append(f"{where}.createClass.globalDefault: needs alone: true")
+                classes.add(step.createClass.name)
+            if step.deletePod and step.deletePod not in pods:
+                errors.append(f"{where}.deletePod: no pod named {step.deletePod!r} exists by then")
+            if step.updateClass and step.updateClass.name not in classes:
+                errors.append(f"{where}.updateClass.name: no class named {step.updateClass.name!r} exists by then")
+            if step.expect:
+                known = pods | classes
+                e = step.expect
+                for field_name in ("running", "preempted", "notPreempted", "pending", "nominated", "rejected", "priority"):
+                    for name in getattr(e, field_name):
+                        if name not in known:
+                            errors.append(f"{where}.expect.{field_name}: no pod or class named {name!r} exists by then")
+                for field_name in ("running", "nominated"):
+                    for pod_name, nodes in getattr(e, field_name).items():
+                        for n in [nodes] if isinstance(nodes, str) else nodes:
+                            if n not in node_names:
+                                errors.append(f"{where}.expect.{field_name}.{pod_name}: no node named {n!r}")
+        for p in self.pods:
+            if p.priorityClassName and p.priorityClassName not in {c.name for c in self.priorityClasses}:
+                errors.append(f"pods.{p.name}.class: no priority class named {p.priorityClassName!r}")
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+    def applies_to(self, build: str) -> bool:
+        return build in self.builds
+
+
+def _dupes(names: list[str], where: str, errors: list[str]) -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            errors.append(f"{where}: {n!r} is defined twice")
+        seen.add(n)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML loader that refuses duplicate keys: a silent override would hide a mistake."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load(path: str | Path) -> Scenario:
+    path = Path(path)
+    try:
+        raw = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such scenario file") from None
+    except yaml.YAMLError as e:
+        raise ScenarioError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as e:
+        raise ScenarioError(f"{path}: " + _describe(e)) from None
+    if scenario.id != path.stem:
+        raise ScenarioError(f"{path}: id: {scenario.id!r} must match the file name {path.stem!r}")
+    return scenario
+
+
+def _describe(e: ValidationError) -> str:
+    lines = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        lines.append(f"{loc}: {msg}")
+    return "; ".join(lines)
+
+
+def load_all(directory: str | Path) -> list[Scenario]:
+    return [load(p) for p in sorted(Path(directory).glob("*.yaml"))]
+
+
+# --- to the model -----------------------------------------------------------------
+
+
+def to_class(c: ClassSpec) -> PriorityClass:
+    return PriorityClass(c.name, c.value, c.globalDefault, c.preemptionPolicy, tuple(sorted(c.annotations.items())),
+                         c.description)
+
+
+def to_node(n: NodeSpec) -> Node:
+    return Node(n.name, labels=tuple(sorted(n.labels.items())), allocatable=(("pods", 110), (SLOT, n.slots)),
+                taints=tuple(Taint(t.key, t.effect, t.value) for t in n.taints))
+
+
+def _terms(terms: list[AffinityTerm]) -> tuple[PodAffinityTerm, ...]:
+    return tuple(PodAffinityTerm(LabelSelector(tuple(sorted(t.labels.items()))), TOPOLOGY[t.topology]) for t in terms)
+
+
+def to_pod(p: PodSpec, namespace: str = "default", **facts: Any) -> Pod:
+    """The model's view of a scenario pod; ``facts`` are what admission and the cluster decided."""
+    fields: dict[str, Any] = dict(
+        labels=tuple(sorted(p.labels.items())), priority_class_name=p.priorityClassName,
+        requests=((SLOT, p.slots),) if p.slots else (), termination_grace_seconds=p.grace,
+        node_selector=tuple(sorted(p.nodeSelector.items())),
+        tolerations=tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in p.tolerations),
+        pod_affinity=_terms(p.podAffinity), pod_anti_affinity=_terms(p.podAntiAffinity),
+    )
+    return Pod(p.name, namespace, **{**fields, **facts})
+
+
+def to_pdb(b: PdbSpec, namespace: str, disruptions_allowed: int | None = None) -> PodDisruptionBudget:
+    """The model's PDB: with the observed status, or (None) computed from pods as the controller would."""
+    return PodDisruptionBudget(b.name, namespace, LabelSelector(tuple(sorted(b.selector.items()))),
+                               disruptions_allowed if disruptions_allowed is not None else -1,
+                               min_available=b.minAvailable if disruptions_allowed is None else None)
+
+
+def initial_state(s: Scenario, now: datetime) -> ClusterState:
+    """The scenario's declared start, as if every initial pod had been admitted and placed in order."""
+    from reference.admission import admit_pod
+
+    state = ClusterState(tuple(to_class(c) for c in s.priorityClasses), tuple(to_node(n) for n in s.nodes))
+    for i, p in enumerate(s.pods):
+        when = now - timedelta(seconds=len(s.pods) - i)
+        decision = admit_pod(state, to_pod(p))
+        if not decision:
+            raise ScenarioError(f"{s.id}: pods.{p.name}: rejected by admission: {decision.reason}")
+        pod = decision.obj.with_(node_name=p.node, start_time=when,
+                                 scheduled_at=None if p.bypassScheduler else when)
+        state = state.with_pod(pod)
+    return state

@@ -1,0 +1,184 @@
+"""The scheduling loop over time: what a cluster looks like after an action or a wait.
+
+``preemption.predict`` answers for one scheduling attempt. This module chains
+attempts the way kube-scheduler does: pending pods are tried in queue order;
+a pod that cannot be placed is parked until an event that may help it (an
+assigned pod going away) or the periodic flush; victims stay Terminating for
+their grace period and hold their room until they are gone.
+
+Where the real scheduler may choose (tied nodes), the world records the
+allowed set for the pod and proceeds with one member: scenarios that care
+about what happens next keep such ties out of their way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from .admission import Rejected, admit_pod
+from .objects import ClusterState, Pod
+from .preemption import Prediction, predict
+from .queue import UNSCHEDULABLE_MAX_STAY, queue_order
+
+
+@dataclass(frozen=True)
+class World:
+    state: ClusterState
+    now: datetime
+    build: str
+    parked: tuple[tuple[str, datetime], ...] = ()  # (pod key, parked at)
+    preempted: frozenset[str] = frozenset()  # pods ever chosen as victims
+    allowed_nodes: tuple[tuple[str, frozenset[str]], ...] = ()  # where a tie let the scheduler choose
+    rejected: tuple[tuple[str, str], ...] = ()  # (object name, reason)
+    log: tuple[str, ...] = ()
+    predictions: tuple[Prediction, ...] = ()
+
+    def parked_keys(self) -> set[str]:
+        return {k for k, _ in self.parked}
+
+    def allowed_for(self, key: str) -> frozenset[str] | None:
+        return dict(self.allowed_nodes).get(key)
+
+    def note(self, text: str) -> World:
+        return replace(self, log=self.log + (f"[{self.now.isoformat(timespec='seconds')}] {text}",))
+
+
+def _set_pod(world: World, pod: Pod) -> World:
+    return replace(world, state=world.state.with_pod(pod))
+
+
+def attempt(world: World, key: str) -> World:
+    """One scheduling attempt of a pending pod, and its effects."""
+    pr = predict(world.state, key, world.build, world.now)
+    world = replace(world, predictions=world.predictions + (pr,))
+    pod = world.state.pod_keyed(key)
+    assert pod is not None
+    chosen = sorted(pr.nodes)[0] if pr.nodes else ""
+    if len(pr.nodes) > 1:
+        world = replace(world, allowed_nodes=world.allowed_nodes + ((key, pr.nodes),))
+    if pr.outcome == "schedule":
+        bound = pod.with_(node_name=chosen, nominated_node_name="", scheduled_at=world.now, start_time=world.now)
+        return _set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
+    if pr.outcome == "preempt":
+        victims = pr.victims[chosen]
+        for v in victims:
+            victim = world.state.pod_keyed(v)
+            if victim is not None and not victim.terminating:
+                world = _set_pod(world, victim.with_(
+                    deletion_timestamp=world.now + timedelta(seconds=victim.termination_grace_seconds),
+                    disruption_target_by_preemption=True))
+        for cleared in pr.nominations_cleared.get(chosen, ()):
+            other = world.state.pod_keyed(cleared)
+            if other is not None:
+                world = _set_pod(world, other.with_(nominated_node_name=""))
+        world = _set_pod(world, world.state.pod_keyed(key).with_(nominated_node_name=chosen))
+        world = replace(world, preempted=world.preempted | set(victims))
+        world = world.note(f"{key} preempts {', '.join(victims) or 'nobody new'} on {chosen} ({pr.reasons[0]})")
+        return _park(world, key)
+    if pr.nominated_node == "":
+        world = _set_pod(world, pod.with_(nominated_node_name=""))
+    return _park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key)
+
+
+def _park(world: World, key: str) -> World:
+    parked = tuple(p for p in world.parked if p[0] != key) + ((key, world.now),)
+    return replace(world, parked=parked)
+
+
+def run_queue(world: World, keys: set[str] | None = None) -> World:
+    """Try pending pods (all active ones, or just ``keys``) once each, in queue order."""
+    parked = world.parked_keys()
+    active = [p for p in world.state.pending() if (p.key in keys if keys is not None else p.key not in parked)]
+    for group in queue_order(active):
+        for key in group:
+            world = attempt(replace(world, parked=tuple(p for p in world.parked if p[0] != key)), key)
+    return world
+
+
+def create_pod(world: World, pod: Pod, requested_priority: int | None = None, requested_policy: str | None = None) -> World:
+    decision = admit_pod(world.state, pod, requested_priority=requested_priority, requested_policy=requested_policy)
+    if isinstance(decision, Rejected):
+        return replace(world, rejected=world.rejected + ((pod.name, decision.reason),)).note(
+            f"{pod.key} rejected: {decision.reason}")
+    admitted = decision.obj.with_(queued_at=world.now)
+    world = _set_pod(world, admitted).note(f"{pod.key} admitted: {decision.reason}")
+    return run_queue(world, {admitted.key})
+
+
+def delete_pod(world: World, key: str) -> World:
+    pod = world.state.pod_keyed(key)
+    if pod is None or pod.terminating:
+        return world
+    if not pod.node_name:  # a pending pod goes at once
+        return _remove(world, key)
+    return _set_pod(world, pod.with_(deletion_timestamp=world.now + timedelta(seconds=pod.termination_grace_seconds)))
+
+
+def _remove(world: World, key: str) -> World:
+    world = replace(world, state=world.state.without_pods([key]), parked=tuple(p for p in world.parked if p[0] != key))
+    return world.note(f"{key} is gone")
+
+
+def advance(world: World, until: datetime | None = None, flush: bool = True) -> World:
+    """Let time pass: terminating pods disappear, which wakes parked pods; the flush wakes the rest.
+
+    ``until=None`` runs until no pod is terminating any more: the settled
+    outcome of an action. ``flush=False`` leaves the periodic flush out, for
+    outcomes that must not depend on it.
+    """
+    if until is None:
+        ends = [p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None]
+        until = max(ends + [world.now])
+    while True:
+        due = [(p.deletion_timestamp, "gone", p.key) for p in world.state.pods
+               if p.deletion_timestamp is not None and p.deletion_timestamp <= until]
+        if flush:
+            due += [(at + UNSCHEDULABLE_MAX_STAY, "flush", k) for k, at in world.parked
+                    if at + UNSCHEDULABLE_MAX_STAY <= until]
+        if not due:
+            break
+        when, kind, key = min(due)
+        world = replace(world, now=max(world.now, when))
+        if kind == "gone":
+            was_assigned = bool(world.state.pod_keyed(key).node_name)
+            world = _remove(world, key)
+            if was_assigned:
+                # An assigned pod going away may help every parked pod.
+                world = replace(world, parked=())
+                world = run_queue(world)
+        else:
+            world = replace(world, parked=tuple(p for p in world.parked if p[0] != key))
+            world = run_queue(world, {key}).note(f"{key} retried by the periodic flush (a window: "
+                                                 f"5 min to 5 min 30 s after it was parked)")
+    return replace(world, now=max(world.now, until))
+
+
+def start(state: ClusterState, build: str, now: datetime) -> World:
+    return World(state, now, build)
+
+
+@dataclass(frozen=True)
+class PodView:
+    """What an observer sees of one pod; the same shape for model and cluster."""
+
+    phase: str  # "running" | "pending" | "terminating" | "gone" | "rejected"
+    node: str = ""
+    nominated: str = ""
+    preempted: bool = False
+
+
+def view(world: World) -> dict[str, PodView]:
+    out: dict[str, PodView] = {}
+    for p in world.state.pods:
+        phase = "terminating" if p.terminating else ("running" if p.node_name else "pending")
+        out[p.name] = PodView(phase, p.node_name, p.nominated_node_name, p.key in world.preempted)
+    for key in world.preempted:
+        name = key.split("/", 1)[1]
+        out.setdefault(name, PodView("gone", preempted=True))
+    for name, _ in world.rejected:
+        out.setdefault(name, PodView("rejected"))
+    return out
+
+
+__all__ = ["World", "PodView", "advance", "attempt", "create_pod", "delete_pod", "run_queue", "start", "view"]
