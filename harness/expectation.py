@@ -8,7 +8,7 @@ what the cluster showed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 from reference import scheduler as sched
 from reference.admission import Rejected, validate_class_create, validate_class_update
@@ -55,7 +55,10 @@ def apply_step(world: World, step: Step, namespace: str = "default") -> World:
         state = world.state
         world = replace(world, state=replace(state, pdbs=state.pdbs + (to_pdb(step.createPdb, namespace),)))
     elif step.wait is not None:
-        return settle(sched.advance(world, world.now + step.wait))
+        world = sched.advance(world, world.now + step.wait)
+    if step.settle is not None:
+        # The outcome is looked at this long after the action, mid-way if need be.
+        return sched.advance(world, world.now + step.settle, flush=False)
     return settle(world)
 
 
@@ -140,4 +143,4 @@ def model_rejections(world: World) -> dict[str, str]:
     return dict(world.rejected)
 
 
-__all__ = ["Mismatch", "apply_step", "check_expect", "simulate", "settle", "timedelta"]
+__all__ = ["Mismatch", "apply_step", "check_expect", "simulate", "settle"]

@@ -129,7 +129,8 @@ class ScenarioRun:
         return self.prefix + name
 
     def class_name(self, name: str) -> str:
-        return self.prefix + name if name else ""
+        # system- names are the API server's own; scenarios only try to create them, and are refused.
+        return self.prefix + name if name and not name.startswith("system-") else name
 
     def unprefix(self, name: str) -> str:
         return name[len(self.prefix):] if name.startswith(self.prefix) else name
@@ -348,7 +349,9 @@ class ScenarioRun:
                 start_time=v.status.start_time,
                 deletion_timestamp=_deletion_time(v),
                 disruption_target_by_preemption=disrupted_by_preemption(v),
-                queued_at=v.metadata.creation_timestamp,
+                # A pod put back as unschedulable re-enters the queue then.
+                queued_at=sched_cond.last_transition_time if sched_cond is not None and sched_cond.status == "False"
+                else v.metadata.creation_timestamp,
             ))
             if not v.spec.node_name and sched_cond is not None and sched_cond.status == "False":
                 parked.append((f"default/{v.metadata.name}", sched_cond.last_transition_time))
@@ -398,7 +401,7 @@ class ScenarioRun:
         self.perform(step)
         predicted = sched.view(predicted_world)
         allowed = dict(predicted_world.allowed_nodes)
-        deadline = step.settle.total_seconds() if step.settle else self.settle_bound(predicted_world)
+        deadline = step.settle.total_seconds() + 5 if step.settle else self.settle_bound(predicted_world)
         must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in self.rejected else set()
 
         observed, priorities = self.observe_view()
