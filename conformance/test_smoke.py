@@ -82,8 +82,8 @@ def test_high_priority_pod_preempts_low_priority_pod(kube: Kube, smoke_ns, build
     assert not high.spec.node_name, "the high pod cannot be bound while the victim still holds the slot"
 
     events = wait_for(lambda: _preempted_events(kube, ns), 15, "a Preempted event on the low pod")
-    assert any(e.regarding.name == "low" for e in events)
-    assert all(node in (e.note or "") for e in events)
+    assert any(e.involved_object.name == "low" for e in events)
+    assert all(node in (e.message or "") for e in events)
 
     def low_gone():
         if kube.pod_or_none(ns, "low") is not None:

@@ -15,8 +15,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import urllib.request
-import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +47,29 @@ def scheduler_config(build: str) -> dict:
         "kind": "KubeSchedulerConfiguration",
         "leaderElection": {"leaderElect": False},
         "profiles": [profile],
+    }
+
+
+def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir: Path) -> dict:
+    """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded."""
+    return {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {
+            "runtime": "binary",
+            "kubeVersion": toolchain.versions()["kubernetes"],
+            "etcdBinary": str(bins["etcd"]),
+            "kubeApiserverBinary": str(bins["kube-apiserver"]),
+            "kubeControllerManagerBinary": str(bins["kube-controller-manager"]),
+            "kubeSchedulerBinary": str(bins["kube-scheduler"]),
+            "kubectlBinary": str(bins["kubectl"]),
+            "kwokControllerBinary": str(bins["kwok"]),
+            "kubeSchedulerConfig": str(scheduler_config_path),
+            "kubeAuthorization": True,
+            "securePort": True,
+            "quietPull": True,
+            "cacheDir": str(cache_dir),
+        },
     }
 
 
@@ -148,25 +169,7 @@ class LocalCluster:
         if sched_cfg is None:
             sched_cfg = self.workdir / "scheduler-config.yaml"
             sched_cfg.write_text(yaml.safe_dump(scheduler_config(self.options.build)))
-        conf = {
-            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-            "kind": "KwokctlConfiguration",
-            "options": {
-                "runtime": "binary",
-                "kubeVersion": toolchain.versions()["kubernetes"],
-                "etcdBinary": str(bins["etcd"]),
-                "kubeApiserverBinary": str(bins["kube-apiserver"]),
-                "kubeControllerManagerBinary": str(bins["kube-controller-manager"]),
-                "kubeSchedulerBinary": str(bins["kube-scheduler"]),
-                "kubectlBinary": str(bins["kubectl"]),
-                "kwokControllerBinary": str(bins["kwok"]),
-                "kubeSchedulerConfig": str(Path(sched_cfg).resolve()),
-                "kubeAuthorization": True,
-                "securePort": True,
-                "quietPull": True,
-                "cacheDir": str(self.workdir / "cache"),
-            },
-        }
+        conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache")
         config_path = self.workdir / "kwokctl.yaml"
         with open(config_path, "w") as f:
             yaml.safe_dump(conf, f)

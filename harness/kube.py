@@ -61,7 +61,6 @@ class Kube:
         self.core = client.CoreV1Api(self.api)
         self.scheduling = client.SchedulingV1Api(self.api)
         self.policy = client.PolicyV1Api(self.api)
-        self.events = client.EventsV1Api(self.api)
 
     def close(self) -> None:
         self.api.close()
@@ -139,11 +138,13 @@ class Kube:
                 return None
             raise
 
-    def preempted_events(self, namespace: str) -> list:
-        return [e for e in self.events.list_namespaced_event(namespace).items if e.reason == "Preempted"]
+    def preempted_events(self, namespace: str) -> list[client.CoreV1Event]:
+        """Preempted events, through the core API: the client cannot read events.k8s.io
+        events that other components write without an eventTime."""
+        return [e for e in self.all_events(namespace) if e.reason == "Preempted"]
 
-    def all_events(self, namespace: str) -> list:
-        return self.events.list_namespaced_event(namespace).items
+    def all_events(self, namespace: str) -> list[client.CoreV1Event]:
+        return self.core.list_namespaced_event(namespace).items
 
 
 def condition(pod: client.V1Pod, type_: str):

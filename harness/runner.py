@@ -196,6 +196,7 @@ class ScenarioRun:
             wait_for(running, 30, f"initial pod {p.name} to run on {p.node}")
         if cordoned is not None:
             self.cordon_all_but(None)
+            self.wait_uncordoned()
         if self.s.pdbs:
             self.wait_pdbs_current()
 
@@ -203,6 +204,16 @@ class ScenarioRun:
         for n in self.s.nodes:
             want = keep is not None and n.name != keep
             self.kube.core.patch_node(self.node_name(n.name), {"spec": {"unschedulable": want}})
+
+    def wait_uncordoned(self) -> None:
+        """The control plane removes the unschedulable taint a moment after uncordon; until then the
+        node is UnschedulableAndUnresolvable and would silently drop out of preemption."""
+        def clean():
+            for n in self.s.nodes:
+                node = self.kube.core.read_node(self.node_name(n.name))
+                if any(t.key == "node.kubernetes.io/unschedulable" for t in (node.spec.taints or [])):
+                    raise NotYet(f"{n.name} still carries the unschedulable taint")
+        wait_for(clean, 30, "scenario nodes to lose the unschedulable taint")
 
     def teardown(self) -> None:
         for action in (
@@ -370,7 +381,7 @@ class ScenarioRun:
                      rejected=tuple(self.rejected.items()))
 
     def observe_view(self) -> tuple[dict[str, PodView], dict[str, int]]:
-        self.preempted |= {e.regarding.name for e in self.kube.preempted_events(self.ns) if e.regarding}
+        self.preempted |= {e.involved_object.name for e in self.kube.preempted_events(self.ns)}
         out: dict[str, PodView] = {}
         priorities: dict[str, int] = {}
         for v in self.kube.pods(self.ns):

@@ -1,0 +1,225 @@
+"""priority-conformance: the command line for people exploring by hand.
+
+  cluster up|down|status   the embedded local cluster, kept running between commands
+  build                    build (or find cached) the control-plane binaries
+  validate [FILES]         check scenario files without a cluster
+  explain FILE             step the model through a scenario and say why, node by node
+  matrix FILE              which class can preempt which: immediately, after N s, never
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import KitError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _state_dir() -> Path:
+    from .toolchain import cache_root
+
+    return cache_root() / "clusters"
+
+
+def cmd_cluster_up(args) -> int:
+    from .cluster import ClusterOptions, LocalCluster
+
+    record = _state_dir() / f"{args.name}.json"
+    if record.exists():
+        raise KitError(f"a cluster named {args.name} is already recorded ({record}); run `cluster down --name {args.name}` first")
+    workdir = _state_dir() / args.name
+    options = ClusterOptions(build=args.scheduler, scheduler_binary=args.scheduler_binary,
+                             scheduler_config=args.scheduler_config, name=args.name, workdir=workdir)
+    c = LocalCluster(options)
+    c.up()  # on failure or Ctrl-C, up() has already removed what it started
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"name": args.name, "build": args.scheduler, "workdir": str(c.workdir),
+                                  "kwokctl": str(c._kwokctl_path), "kubeconfig": str(c.kubeconfig)}))
+    print(f"cluster {args.name} is up ({args.scheduler} scheduler) in {c.timings['up']:.1f} s")
+    print(f"export KUBECONFIG={c.kubeconfig}")
+    print(f"stop it with: ./kit cluster down --name {args.name}")
+    return 0
+
+
+def _recorded(name: str) -> dict:
+    record = _state_dir() / f"{name}.json"
+    if not record.exists():
+        known = sorted(p.stem for p in _state_dir().glob("*.json")) if _state_dir().exists() else []
+        raise KitError(f"no cluster named {name} is recorded" + (f" (known: {', '.join(known)})" if known else ""))
+    return json.loads(record.read_text())
+
+
+def cmd_cluster_down(args) -> int:
+    from .cluster import ClusterOptions, LocalCluster
+
+    rec = _recorded(args.name)
+    c = LocalCluster(ClusterOptions(name=rec["name"], workdir=Path(rec["workdir"])))
+    c.workdir = Path(rec["workdir"])
+    c._kwokctl_path = Path(rec["kwokctl"])
+    c.down()
+    import shutil
+
+    shutil.rmtree(rec["workdir"], ignore_errors=True)
+    (_state_dir() / f"{args.name}.json").unlink()
+    print(f"cluster {args.name} stopped and removed in {c.timings['down']:.1f} s")
+    return 0
+
+
+def cmd_cluster_status(args) -> int:
+    from .cluster import ClusterOptions, LocalCluster
+
+    records = sorted(_state_dir().glob("*.json")) if _state_dir().exists() else []
+    if not records:
+        print("no local cluster is recorded")
+        return 0
+    for record in records:
+        rec = json.loads(record.read_text())
+        c = LocalCluster(ClusterOptions(name=rec["name"], workdir=Path(rec["workdir"])))
+        c.workdir = Path(rec["workdir"])
+        alive = {name: c._process_alive(name) for name in c.pids()}
+        state = "running" if alive and all(alive.values()) else ("partly running" if any(alive.values()) else "stopped")
+        print(f"{rec['name']}: {state} ({rec['build']} scheduler); KUBECONFIG={rec['kubeconfig']}")
+        for name, ok in sorted(alive.items()):
+            print(f"  {name:<24} {'up' if ok else 'DOWN'}  log: {c.log_path(name)}")
+    return 0
+
+
+def cmd_build(args) -> int:
+    from . import toolchain
+
+    for name, path in toolchain.ensure_all().items():
+        print(f"{name:<34} {path}")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in toolchain.versions().items()))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .scenario import ScenarioError, load
+
+    files = [Path(f) for f in args.files] or sorted((REPO / "scenarios").glob("*.yaml"))
+    failed = 0
+    for f in files:
+        try:
+            load(f)
+        except ScenarioError as e:
+            failed += 1
+            print(f"INVALID {e}")
+    print(f"{len(files) - failed} valid, {failed} invalid")
+    return 1 if failed else 0
+
+
+def cmd_explain(args) -> int:
+    from reference import scheduler as sched
+
+    from .expectation import apply_step, check_expect, model_priorities, model_rejections
+    from .scenario import initial_state, load, to_pdb
+
+    s = load(args.file)
+    build = args.scheduler
+    now = datetime.now(timezone.utc)
+    from dataclasses import replace
+
+    state = initial_state(s, now)
+    state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in s.pdbs))
+    world = sched.start(state, build, now)
+    print(f"{s.id}: {s.title}\nspec: {s.spec}\nmodel of the {build} scheduler\n")
+    print("start: " + ", ".join(f"{p.name} (priority {p.priority}) on {p.node_name}" for p in state.pods) or "start: no pods")
+    for i, step in enumerate(s.steps):
+        before = world
+        world = apply_step(world, step)
+        print(f"\nstep {i}: {step.action or 'expect'}" + (f" {_step_arg(step)}" if step.action else ""))
+        for line in world.log[len(before.log):]:
+            print(f"  {line}")
+        for pr in world.predictions[len(before.predictions):]:
+            for v in pr.per_node:
+                mark = "candidate" if v.candidate else "no"
+                print(f"    {pr.pod} / node {v.node}: {mark}: {v.reason}")
+                for key, why in v.spared:
+                    print(f"      spared {key}: {why}")
+                for key, why in v.exempted:
+                    print(f"      exempted {key}: {why}")
+            if pr.retry_not_before:
+                print(f"    a toleration ends at {pr.retry_not_before.isoformat()}; that is no cluster event,"
+                      " so the retry comes from another event or the 5-minute flush")
+        if step.expect:
+            miss = check_expect(step.expect, sched.view(world), model_rejections(world), model_priorities(world))
+            print("  expect: " + ("met" if not miss else "NOT met: " + "; ".join(
+                f"{m.pod} {m.field}: wanted {m.expected}, model has {m.actual}" for m in miss)))
+    return 0
+
+
+def _step_arg(step) -> str:
+    value = getattr(step, step.action)
+    if hasattr(value, "name"):
+        return value.name
+    return str(value)
+
+
+def cmd_matrix(args) -> int:
+    from reference.objects import ClusterState
+    from reference.toleration import preemption_matrix
+
+    from .scenario import load, to_class
+
+    s = load(args.file)
+    classes = tuple(to_class(c) for c in s.priorityClasses)
+    m = preemption_matrix(ClusterState(priority_classes=classes))
+    names = [c.name for c in sorted(classes, key=lambda c: -c.value)]
+    width = max(len(n) for n in names) + 2
+    print("can a pod of ROW preempt a running pod of COLUMN (PreemptionToleration semantics)\n")
+    print(" " * width + "".join(f"{n:<{width}}" for n in names))
+    for a in names:
+        print(f"{a:<{width}}" + "".join(f"{m[a, b].verdict:<{width}}" for b in names))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="priority-conformance", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    cl = sub.add_parser("cluster", help="the embedded local cluster").add_subparsers(dest="action", required=True)
+    up = cl.add_parser("up", help="start a local cluster and leave it running")
+    up.add_argument("--scheduler", choices=["plugins", "upstream"], default="plugins")
+    up.add_argument("--scheduler-binary", type=Path)
+    up.add_argument("--scheduler-config", type=Path)
+    up.add_argument("--name", default="explore")
+    up.set_defaults(func=cmd_cluster_up)
+    down = cl.add_parser("down", help="stop a local cluster and remove its files")
+    down.add_argument("--name", default="explore")
+    down.set_defaults(func=cmd_cluster_down)
+    st = cl.add_parser("status", help="show recorded local clusters and their processes")
+    st.set_defaults(func=cmd_cluster_status)
+    b = sub.add_parser("build", help="build or find the cached control-plane binaries")
+    b.set_defaults(func=cmd_build)
+    v = sub.add_parser("validate", help="check scenario files")
+    v.add_argument("files", nargs="*")
+    v.set_defaults(func=cmd_validate)
+    e = sub.add_parser("explain", help="step the model through a scenario file, with reasons")
+    e.add_argument("file", type=Path)
+    e.add_argument("--scheduler", choices=["plugins", "upstream"], default="plugins")
+    e.set_defaults(func=cmd_explain)
+    m = sub.add_parser("matrix", help="the class-by-class preemption matrix of a scenario's classes")
+    m.add_argument("file", type=Path)
+    m.set_defaults(func=cmd_matrix)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KitError as e:
+        print(f"priority-conformance: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("priority-conformance: interrupted; everything started was stopped", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The harness without a cluster: builds, configuration, errors."""
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import toolchain
+from harness.cli import main as cli_main
+from harness.cluster import STAGES, ClusterOptions, kwokctl_config, scheduler_config
+from harness.errors import KitError
+from harness.runner import compare
+from reference.scheduler import PodView
+
+
+def test_versions_come_from_the_wrapper_go_mod_files():
+    v = toolchain.versions()
+    assert v["kubernetes"] == "v1.34.4"
+    assert v["scheduler-plugins"] == "v0.34.7"
+    assert v["scheduler-plugins-kubernetes"] == v["kubernetes"]
+    assert v["etcd"] == "v3.6.4" and v["kwok"] == "v0.8.0"
+
+
+def test_ldflags_stamp_real_versions():
+    assert "gitVersion=v1.34.4 " in toolchain.ldflags("kubernetes") + " "
+    assert "gitVersion=v1.34.4+scheduler-plugins.v0.34.7" in toolchain.ldflags("scheduler-plugins")
+    assert "consts.KubeVersion=1.34.4" in toolchain.ldflags("kwok")
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch):
+    """A private cache and a private copy of the wrapper modules."""
+    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path / "cache"))
+    gomod = tmp_path / "gomod"
+    shutil.copytree(toolchain.GOMOD_DIR, gomod)
+    monkeypatch.setattr(toolchain, "GOMOD_DIR", gomod)
+    return tmp_path
+
+
+def test_cache_key_follows_the_module_files(sandbox):
+    before = toolchain.cache_key("etcd", "go1.26")
+    assert toolchain.cache_key("etcd", "go1.26") == before
+    assert toolchain.cache_key("etcd", "go1.27") != before
+    gomod = toolchain.GOMOD_DIR / "etcd" / "go.mod"
+    gomod.write_text(gomod.read_text() + "// changed\n")
+    assert toolchain.cache_key("etcd", "go1.26") != before
+
+
+def test_a_warm_cache_builds_nothing(sandbox, monkeypatch):
+    target = toolchain.binary_dir("etcd", "go1.26 linux amd64")
+    target.mkdir(parents=True)
+    (target / "etcd").write_text("#!/bin/sh\n")
+    (target / "etcd").chmod(0o755)
+
+    def no_build(*a, **k):
+        raise AssertionError("a warm cache must not build")
+
+    monkeypatch.setattr(toolchain.subprocess, "Popen", no_build)
+    assert toolchain.ensure_module("etcd", go="go", go_version="go1.26 linux amd64") == {"etcd": target / "etcd"}
+
+
+def test_missing_go_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    with pytest.raises(KitError, match="Go toolchain not found"):
+        toolchain.go_binary()
+
+
+def test_a_failed_build_names_the_module_and_log_and_leaves_nothing(sandbox):
+    fake_go = sandbox / "go"
+    fake_go.write_text("#!/bin/sh\necho 'go: module lookup disabled by GOPROXY=off' >&2\nexit 1\n")
+    fake_go.chmod(fake_go.stat().st_mode | stat.S_IEXEC)
+    with pytest.raises(KitError) as e:
+        toolchain.ensure_module("etcd", go=str(fake_go), go_version="fake")
+    assert "building etcd failed" in str(e.value) and "build-etcd.log" in str(e.value)
+    assert "GOPROXY=off" in str(e.value)
+    leftovers = [p for p in (toolchain.cache_root() / "bin").iterdir()]
+    assert leftovers == [], "no half-built cache entry may remain"
+
+
+def test_scheduler_profiles_differ_only_at_post_filter():
+    plugins, upstream = scheduler_config("plugins"), scheduler_config("upstream")
+    assert plugins["profiles"][0]["plugins"] == {"postFilter": {
+        "enabled": [{"name": "PreemptionToleration"}], "disabled": [{"name": "DefaultPreemption"}]}}
+    assert "plugins" not in upstream["profiles"][0]
+    assert plugins["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+
+
+def test_kwokctl_uses_only_local_binaries(tmp_path):
+    names = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"]
+    bins = {n: tmp_path / n for n in names}
+    conf = kwokctl_config(bins, tmp_path / "sched.yaml", tmp_path / "cache")["options"]
+    assert conf["runtime"] == "binary"
+    for key in ("etcdBinary", "kubeApiserverBinary", "kubeControllerManagerBinary", "kubeSchedulerBinary",
+                "kubectlBinary", "kwokControllerBinary"):
+        assert conf[key].startswith(str(tmp_path)), key
+
+
+def test_kwok_stages_keep_deleted_pods_until_their_grace_ends():
+    stages = {d["metadata"]["name"]: d for d in yaml.safe_load_all(STAGES.read_text())}
+    assert set(stages) == {"kit-node-ready", "kit-node-heartbeat", "kit-pod-running", "kit-pod-terminate-after-grace"}
+    term = stages["kit-pod-terminate-after-grace"]["spec"]
+    assert term["delay"]["durationFrom"]["expressionFrom"] == ".metadata.deletionTimestamp"
+    assert term["next"] == {"delete": True}
+
+
+def test_cluster_options_reject_bad_input(tmp_path):
+    with pytest.raises(KitError, match="unknown scheduler build"):
+        ClusterOptions(build="mine")
+    with pytest.raises(KitError, match="scheduler binary not found"):
+        ClusterOptions(scheduler_binary=tmp_path / "nope")
+
+
+def test_unreachable_cluster_is_a_clear_error(tmp_path):
+    from harness.kube import Kube
+
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}]}))
+    with pytest.raises(KitError, match="unreachable"):
+        Kube(kc).check_reachable()
+    (tmp_path / "broken").write_text("::: not yaml")
+    with pytest.raises(KitError, match="cannot load kubeconfig"):
+        Kube(tmp_path / "broken")
+
+
+def test_cli_reports_invalid_scenarios_without_a_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: bad\ntitle: x\n")
+    assert cli_main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "INVALID" in out and "Traceback" not in out
+
+
+def test_cli_errors_exit_2_with_a_message(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
+    assert cli_main(["cluster", "down", "--name", "never-started"]) == 2
+    assert "no cluster named never-started is recorded" in capsys.readouterr().err
+
+
+def test_compare_treats_sets_and_termination_as_the_model_means_them():
+    predicted = {"p": PodView("running", "n1"), "v": PodView("gone", preempted=True)}
+    observed = {"p": PodView("running", "n2"), "v": PodView("terminating", "n1", preempted=True)}
+    assert compare(predicted, observed, {"default/p": frozenset({"n1", "n2"})}) == []
+    assert [m.field for m in compare(predicted, observed, {})] == ["node"]
+    assert compare({"q": PodView("pending")}, {"q": PodView("pending", nominated="n1")}, {})[0].field == "nominated"
