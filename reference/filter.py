@@ -13,7 +13,7 @@ nodeaffinity,noderesources,interpodaffinity}.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 from .objects import ClusterState, Node, Pod, PodAffinityTerm, Taint
 
@@ -35,24 +35,62 @@ class Status:
 
 
 OK = Status(SUCCESS)
-FilterPlugin = Callable[[ClusterState, Pod, Node], Status]
 
 
-def node_unschedulable(state: ClusterState, pod: Pod, node: Node) -> Status:
+class Residents(tuple):
+    """The pods on a node as one check supposes them, with their summed requests.
+
+    A preemption dry run removes pods and gives them back one by one; keeping
+    the sums alongside makes each step O(1) in the node's pod count, as the
+    scheduler's NodeInfo does.
+    """
+
+    used: dict[str, int]
+    keys: frozenset[str]
+    anti_affinity: bool  # does any of them carry required anti-affinity terms
+
+    def __new__(cls, pods=(), used: dict[str, int] | None = None, keys: frozenset[str] | None = None,
+                anti_affinity: bool | None = None):
+        self = super().__new__(cls, pods)
+        if used is None:
+            used = {}
+            for p in self:
+                for name, qty in p.request_map.items():
+                    used[name] = used.get(name, 0) + qty
+        self.used = used
+        self.keys = frozenset(p.key for p in self) if keys is None else keys
+        self.anti_affinity = any(p.pod_anti_affinity for p in self) if anti_affinity is None else anti_affinity
+        return self
+
+    def plus(self, *pods: Pod) -> Residents:
+        used = dict(self.used)
+        for p in pods:
+            for name, qty in p.request_map.items():
+                used[name] = used.get(name, 0) + qty
+        return Residents((*self, *pods), used, self.keys.union(p.key for p in pods),
+                         self.anti_affinity or any(p.pod_anti_affinity for p in pods))
+
+
+# A filter sees the cluster, the pod, the node and the pods on that node as
+# this check supposes them (a preemption dry run removes some of them).
+FilterPlugin = Callable[[ClusterState, Pod, Node, Residents], Status]
+
+
+def node_unschedulable(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
     taint = Taint("node.kubernetes.io/unschedulable", "NoSchedule")
     if node.unschedulable and not any(t.tolerates(taint) for t in pod.tolerations):
         return Status(UNRESOLVABLE, ("node(s) were unschedulable",), "NodeUnschedulable")
     return OK
 
 
-def taint_toleration(state: ClusterState, pod: Pod, node: Node) -> Status:
+def taint_toleration(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
     for taint in node.taints:
         if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in pod.tolerations):
             return Status(UNRESOLVABLE, ("node(s) had untolerated taint(s)",), "TaintToleration")
     return OK
 
 
-def node_affinity(state: ClusterState, pod: Pod, node: Node) -> Status:
+def node_affinity(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
     labels = node.label_map
     selector_ok = all(labels.get(k) == v for k, v in pod.node_selector)
     affinity_ok = not pod.node_affinity or any(all(r.matches(labels) for r in term) for term in pod.node_affinity)
@@ -61,23 +99,21 @@ def node_affinity(state: ClusterState, pod: Pod, node: Node) -> Status:
     return Status(UNRESOLVABLE, ("node(s) didn't match Pod's node affinity/selector",), "NodeAffinity")
 
 
-def _resident(state: ClusterState, node: Node, pod: Pod) -> tuple[Pod, ...]:
+def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
     # Terminating pods still hold their resources until they are gone.
-    return tuple(p for p in state.pods_on(node.name) if p.key != pod.key)
-
-
-def node_resources_fit(state: ClusterState, pod: Pod, node: Node) -> Status:
     alloc = node.allocatable_map
-    resident = _resident(state, node, pod)
+    count, used = len(resident), resident.used
+    if pod.key in resident.keys:  # re-checking a bound pod: do not count it twice
+        count -= 1
+        used = {k: v - pod.request_map.get(k, 0) for k, v in used.items()}
     reasons, unresolvable = [], False
-    if len(resident) + 1 > alloc.get("pods", 0):
+    if count + 1 > alloc.get("pods", 0):
         reasons.append("Too many pods")
     for name, want in sorted(pod.request_map.items()):
         if want <= 0:
             continue
-        used = sum(p.request_map.get(name, 0) for p in resident)
         have = alloc.get(name, 0)
-        if want > have - used:
+        if want > have - used.get(name, 0):
             reasons.append(f"Insufficient {name}")
             # Even an empty node could not hold it: preemption cannot help.
             unresolvable |= want > have
@@ -90,48 +126,57 @@ def _domain(node: Node, key: str) -> str | None:
     return node.label_map.get(key)
 
 
-def _term_matches(state: ClusterState, term: PodAffinityTerm, owner: Pod, other: Pod) -> bool:
+def _term_matches(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool:
     # Terms without namespaces apply to the owner's namespace.
     return other.namespace == owner.namespace and term.selector.matches(other.label_map)
 
 
-def _pods_in_domain(state: ClusterState, node: Node, key: str):
+def _pods_in_domain(state: ClusterState, node: Node, key: str, resident: Sequence[Pod]):
     value = _domain(node, key)
     if value is None:
         return
+    yield from resident
     for n in state.nodes:
-        if _domain(n, key) == value:
+        if n.name != node.name and _domain(n, key) == value:
             yield from state.pods_on(n.name)
 
 
-def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node) -> Status:
-    others = [p for p in state.pods if p.node_name and p.key != pod.key]
+def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
+    if not (pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity or resident.anti_affinity):
+        return OK  # no term anywhere that could apply
     for term in pod.pod_affinity:
-        in_domain = [p for p in _pods_in_domain(state, node, term.topology_key) if p.key != pod.key]
-        if any(_term_matches(state, term, pod, p) for p in in_domain):
+        if any(_term_matches(term, pod, p) for p in _pods_in_domain(state, node, term.topology_key, resident)
+               if p.key != pod.key):
             continue
         # The first pod of a group that selects itself may go anywhere the key exists.
-        nobody_matches = not any(_term_matches(state, term, pod, p) for p in others)
-        if nobody_matches and _term_matches(state, term, pod, pod) and _domain(node, term.topology_key) is not None:
+        nobody_matches = not any(_term_matches(term, pod, p) for p in state.pods if p.node_name and p.key != pod.key)
+        if nobody_matches and _term_matches(term, pod, pod) and _domain(node, term.topology_key) is not None:
             continue
         return Status(UNRESOLVABLE, ("node(s) didn't match pod affinity rules",), "InterPodAffinity")
     for term in pod.pod_anti_affinity:
-        if any(_term_matches(state, term, pod, p) for p in _pods_in_domain(state, node, term.topology_key) if p.key != pod.key):
+        if any(_term_matches(term, pod, p) for p in _pods_in_domain(state, node, term.topology_key, resident)
+               if p.key != pod.key):
             return Status(UNSCHEDULABLE, ("node(s) didn't match pod anti-affinity rules",), "InterPodAffinity")
-    for other in others:
-        other_node = state.node_named(other.node_name)
+    holders = [p for p in state.with_anti_affinity if p.node_name != node.name]
+    holders += [p for p in resident if p.pod_anti_affinity]
+    for other in holders:
+        if other.key == pod.key:
+            continue
+        other_node = node if other.node_name == node.name or other in resident else state.node_named(other.node_name)
         if other_node is None:
             continue
         for term in other.pod_anti_affinity:
             value = _domain(other_node, term.topology_key)
-            if value is not None and _domain(node, term.topology_key) == value and _term_matches(state, term, other, pod):
+            if value is not None and _domain(node, term.topology_key) == value and _term_matches(term, other, pod):
                 return Status(
                     UNSCHEDULABLE, ("node(s) didn't satisfy existing pods anti-affinity rules",), "InterPodAffinity"
                 )
     return OK
 
 
-# The default profile's filter order (the subset modelled).
+# The default profile's filter order (the subset modelled). The first three
+# look only at the node, never at the pods on it, so a preemption dry run,
+# which only changes the pods, need not run them again.
 FILTERS: tuple[FilterPlugin, ...] = (
     node_unschedulable,
     taint_toleration,
@@ -139,33 +184,39 @@ FILTERS: tuple[FilterPlugin, ...] = (
     node_resources_fit,
     inter_pod_affinity,
 )
+POD_DEPENDENT = FILTERS[3:]
 
 
-def with_nominated(state: ClusterState, pod: Pod, node: Node) -> ClusterState:
+def with_nominated(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Residents:
     """Pods nominated to ``node`` with priority >= ``pod``'s count as already there."""
-    for other in state.pods:
-        if (
-            other.nominated_node_name == node.name
-            and not other.node_name
-            and other.key != pod.key
-            and other.priority >= pod.priority
-        ):
-            state = state.with_pod(other.with_(node_name=node.name))
-    return state
+    nominated = state.nominated_to(node.name)
+    if not nominated:
+        return resident
+    extra = [o.with_(node_name=node.name) for o in nominated if o.key != pod.key and o.priority >= pod.priority]
+    return resident.plus(*extra) if extra else resident
 
 
-def run_filters(state: ClusterState, pod: Pod, node: Node, nominated: bool = True) -> Status:
-    view = with_nominated(state, pod, node) if nominated else state
-    for plugin in FILTERS:
-        status = plugin(view, pod, node)
+def run_filters(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod] | None = None,
+                nominated: bool = True, plugins: tuple[FilterPlugin, ...] = FILTERS) -> Status:
+    pods = resident if isinstance(resident, Residents) else Residents(
+        state.pods_on(node.name) if resident is None else resident)
+    if nominated:
+        pods = with_nominated(state, pod, node, pods)
+    for plugin in plugins:
+        status = plugin(state, pod, node, pods)
         if not status.ok:
             return status
     return OK
 
 
-def fits(state: ClusterState, pod: Pod, node: Node) -> bool:
-    # Like RunFilterPluginsWithNominatedPods: with the nominated pods and, when
-    # there are any, without them too (they might not come).
-    if not run_filters(state, pod, node, nominated=True).ok:
+def fits(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod] | None = None,
+         node_checked: bool = False) -> bool:
+    """Like RunFilterPluginsWithNominatedPods: with the nominated pods and, when
+    there are any, without them too (they might not come). ``node_checked``: the
+    node-only filters already passed for this pod."""
+    plugins = POD_DEPENDENT if node_checked else FILTERS
+    if not run_filters(state, pod, node, resident, nominated=True, plugins=plugins).ok:
         return False
-    return run_filters(state, pod, node, nominated=False).ok
+    if not any(o.priority >= pod.priority and o.key != pod.key for o in state.nominated_to(node.name)):
+        return True
+    return run_filters(state, pod, node, resident, nominated=False, plugins=plugins).ok

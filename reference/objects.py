@@ -9,6 +9,7 @@ happens at the edge, in the loaders.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from datetime import datetime
 from typing import Iterable, Literal, Mapping
 
@@ -33,7 +34,7 @@ class PriorityClass:
     annotations: tuple[tuple[str, str], ...] = ()
     description: str = ""
 
-    @property
+    @cached_property
     def annotation_map(self) -> dict[str, str]:
         return dict(self.annotations)
 
@@ -130,15 +131,15 @@ class Pod:
     # When the pod last entered the active queue; queue ties are broken by it.
     queued_at: datetime | None = None
 
-    @property
+    @cached_property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    @property
+    @cached_property
     def label_map(self) -> dict[str, str]:
         return dict(self.labels)
 
-    @property
+    @cached_property
     def request_map(self) -> dict[str, int]:
         return dict(self.requests)
 
@@ -158,12 +159,12 @@ class Node:
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
 
-    @property
+    @cached_property
     def label_map(self) -> dict[str, str]:
         # Every real node carries its hostname label; topology terms rely on it.
         return {"kubernetes.io/hostname": self.name, **dict(self.labels)}
 
-    @property
+    @cached_property
     def allocatable_map(self) -> dict[str, int]:
         return dict(self.allocatable)
 
@@ -197,17 +198,56 @@ class ClusterState:
     pods: tuple[Pod, ...] = ()
     pdbs: tuple[PodDisruptionBudget, ...] = ()
 
+    # Indexes, computed once per (immutable) state: the model runs on clusters
+    # of thousands of nodes and must not scan every pod for every node.
+
+    @cached_property
+    def _classes(self) -> dict[str, PriorityClass]:
+        return {c.name: c for c in self.priority_classes}
+
+    @cached_property
+    def _nodes(self) -> dict[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def _pods(self) -> dict[str, Pod]:
+        return {p.key: p for p in self.pods}
+
+    @cached_property
+    def _by_node(self) -> dict[str, tuple[Pod, ...]]:
+        out: dict[str, list[Pod]] = {}
+        for p in self.pods:
+            if p.node_name:
+                out.setdefault(p.node_name, []).append(p)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def _nominated(self) -> dict[str, tuple[Pod, ...]]:
+        out: dict[str, list[Pod]] = {}
+        for p in self.pods:
+            if p.nominated_node_name and not p.node_name:
+                out.setdefault(p.nominated_node_name, []).append(p)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def with_anti_affinity(self) -> tuple[Pod, ...]:
+        """Assigned pods that carry required anti-affinity terms."""
+        return tuple(p for p in self.pods if p.node_name and p.pod_anti_affinity)
+
     def class_named(self, name: str) -> PriorityClass | None:
-        return next((c for c in self.priority_classes if c.name == name), None)
+        return self._classes.get(name)
 
     def node_named(self, name: str) -> Node | None:
-        return next((n for n in self.nodes if n.name == name), None)
+        return self._nodes.get(name)
 
     def pod_keyed(self, key: str) -> Pod | None:
-        return next((p for p in self.pods if p.key == key), None)
+        return self._pods.get(key)
 
     def pods_on(self, node: str) -> tuple[Pod, ...]:
-        return tuple(p for p in self.pods if p.node_name == node)
+        return self._by_node.get(node, ())
+
+    def nominated_to(self, node: str) -> tuple[Pod, ...]:
+        return self._nominated.get(node, ())
 
     def pending(self) -> tuple[Pod, ...]:
         return tuple(p for p in self.pods if not p.node_name and not p.terminating)

@@ -201,9 +201,11 @@ def select_victims_on_node(
     if not potential:
         return NodeVerdict(node.name, status, reason=plugin.no_victims_message(node, preemptor),
                            exempted=tuple(exempted), exempt_until=exempt_until)
-    view = state.without_pods(p.key for p in potential)
-    if not flt.fits(view, preemptor, node):
-        why = flt.run_filters(view, preemptor, node)
+    removed = {p.key for p in potential}
+    remaining = flt.Residents(p for p in state.pods_on(node.name) if p.key not in removed)
+    # Only Unschedulable nodes get here, so the node-only filters have passed.
+    if not flt.fits(state, preemptor, node, remaining, node_checked=True):
+        why = flt.run_filters(state, preemptor, node, remaining)
         return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: " + ", ".join(why.reasons),
                            exempted=tuple(exempted), exempt_until=exempt_until)
     potential.sort(key=lambda p: importance(p, now))
@@ -213,9 +215,9 @@ def select_victims_on_node(
     violations = 0
     for group, is_violating in ((violating, True), (fine, False)):
         for pod in group:
-            trial = view.with_pod(pod)
-            if flt.fits(trial, preemptor, node):
-                view = trial
+            trial = remaining.plus(pod)
+            if flt.fits(state, preemptor, node, trial, node_checked=True):
+                remaining = trial
                 spared.append((pod.key, "preemptor still fits with it"))
             else:
                 victims.append(pod)
@@ -229,34 +231,65 @@ def select_victims_on_node(
     )
 
 
-def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime) -> tuple[frozenset[str], str]:
-    """The set of nodes tied after all of upstream's criteria, and the criterion that decided."""
-    pods = {p.key: p for p in state.pods}
+CRITERIA = (
+    "fewest PDB violations",
+    "lowest highest-victim priority",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start of the highest-priority victims",
+)
 
-    def victims(v: NodeVerdict) -> list[Pod]:
-        return [pods[k] for k in v.victims]
 
-    def earliest_top_start(v: NodeVerdict) -> datetime:
-        vs = victims(v)
-        top = max(p.priority for p in vs)
-        return min(start_time(p, now) for p in vs if p.priority == top)
-
-    criteria = (
-        ("fewest PDB violations", lambda v: -v.pdb_violations),
-        ("lowest highest-victim priority", lambda v: -victims(v)[0].priority),
-        ("smallest sum of victim priorities", lambda v: -sum(p.priority + 2**31 for p in victims(v))),
-        ("fewest victims", lambda v: -len(v.victims)),
-        ("latest start of the highest-priority victims", earliest_top_start),
+def node_score(v: NodeVerdict, pods: dict[str, Pod], now: datetime) -> tuple:
+    """Upstream's node-choice criteria as one tuple: higher is better, compared in order."""
+    victims = [pods[k] for k in v.victims]
+    top = max(p.priority for p in victims)
+    return (
+        -v.pdb_violations,
+        -victims[0].priority,
+        -sum(p.priority + 2**31 for p in victims),
+        -len(victims),
+        min(start_time(p, now) for p in victims if p.priority == top),
     )
-    pool = list(candidates)
-    if len(pool) == 1:
-        return frozenset({pool[0].node}), "the only candidate"
-    for label, score in criteria:
-        best = max(score(v) for v in pool)
-        pool = [v for v in pool if score(v) == best]
-        if len(pool) == 1:
-            return frozenset({pool[0].node}), label
-    return frozenset(v.node for v in pool), "tie: the scheduler picks any of these"
+
+
+def num_candidates(potential_nodes: int, percentage: int = 10, absolute: int = 100) -> int:
+    """How many candidates the dry run looks for before it may stop (the plugins' default args)."""
+    return min(max(potential_nodes * percentage // 100, absolute), potential_nodes)
+
+
+def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime,
+               sample: int | None = None) -> tuple[frozenset[str], str]:
+    """The set of nodes the preemptor may be nominated to, and why.
+
+    With all candidates evaluated, the best by upstream's criteria (ties are a
+    set). When the dry run may stop after ``sample`` candidates, visited from a
+    random offset in an order the model cannot know, a candidate may win if
+    some such sample holds it and nothing better; a sample must hold a
+    PDB-respecting candidate when one exists.
+    """
+    if len(candidates) == 1:
+        return frozenset({candidates[0].node}), "the only candidate"
+    pods = {p.key: p for p in state.pods}
+    scores = {v.node: node_score(v, pods, now) for v in candidates}
+    if sample is not None and len(candidates) > sample:
+        any_clean = any(v.pdb_violations == 0 for v in candidates)
+        allowed = set()
+        for v in candidates:
+            if any_clean and v.pdb_violations:
+                continue
+            not_better = sum(1 for o in candidates if o.node != v.node and scores[o.node] <= scores[v.node])
+            if not_better >= sample - 1:
+                allowed.add(v.node)
+        return frozenset(allowed), (f"any of these: the dry run may stop after {sample} of "
+                                    f"{len(candidates)} candidates, visited from a random offset")
+    best = max(scores.values())
+    winners = [v.node for v in candidates if scores[v.node] == best]
+    if len(winners) == 1:
+        runner_up = max(sc for n, sc in scores.items() if n != winners[0])
+        decided = next(i for i, (a, b) in enumerate(zip(best, runner_up)) if a != b)
+        return frozenset(winners), CRITERIA[decided]
+    return frozenset(winners), "tie: the scheduler picks any of these"
 
 
 def _summary(statuses: list[str]) -> str:
@@ -304,14 +337,12 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
             message=f"{filter_msg} preemption: 0/{n} nodes are available: {_summary(reasons)}.",
             retry_not_before=min(ends) if ends else None,
         )
-    chosen, criterion = pick_nodes(candidates, state, now)
+    potential = sum(1 for v in verdicts if v.filter.code != flt.UNRESOLVABLE)
+    chosen, criterion = pick_nodes(candidates, state, now, num_candidates(potential))
     by_node = {v.node: v for v in verdicts}
     victims = {name: by_node[name].victims for name in chosen}
     cleared = {
-        name: tuple(
-            p.key for p in state.pods
-            if p.nominated_node_name == name and not p.node_name and p.key != pod.key and p.priority < pod.priority
-        )
+        name: tuple(p.key for p in state.nominated_to(name) if p.key != pod.key and p.priority < pod.priority)
         for name in chosen
     }
     return Prediction(

@@ -82,7 +82,10 @@ def attempt(world: World, key: str) -> World:
 
 
 def _park(world: World, key: str) -> World:
+    """Back to the unschedulable pool; its place in the queue is now."""
     parked = tuple(p for p in world.parked if p[0] != key) + ((key, world.now),)
+    pod = world.state.pod_keyed(key)
+    world = _set_pod(world, pod.with_(queued_at=world.now)) if pod is not None else world
     return replace(world, parked=parked)
 
 

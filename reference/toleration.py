@@ -8,6 +8,7 @@ it is *now*, by name; the victim's priority is the value stamped at admission.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timedelta
 
 from .objects import PREEMPT_NEVER, ClusterState, Pod, PriorityClass
@@ -45,6 +46,7 @@ def _parse_int(text: str, bounds: tuple[int, int], key: str) -> int:
     return value
 
 
+@lru_cache(maxsize=4096)
 def parse_policy(pc: PriorityClass, prefix: str = DEFAULT_PREFIX) -> Policy:
     ann = pc.annotation_map
     mpp_key, ts_key = prefix + "minimum-preemptable-priority", prefix + "toleration-seconds"

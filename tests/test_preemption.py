@@ -228,3 +228,19 @@ def test_a_window_ending_toleration_gives_a_retry_time():
               pods=[pod("v", 1, cls="low", on="n1", age=10), pod("p", 100)])
     pr = predict(s, "default/p", "plugins", T0)
     assert pr.retry_not_before == T0 + timedelta(seconds=50)
+
+
+def test_with_more_than_100_candidates_the_prediction_is_the_set_a_sample_could_pick():
+    # 150 candidates: the dry run may stop after 100. A node can win only in a
+    # sample of 100 where the other 99 are no better: true for the best 51.
+    nodes = [node(f"n{i:03}") for i in range(150)]
+    pods = [pod(f"v{i:03}", i + 1, on=f"n{i:03}") for i in range(150)] + [pod("p", 1000)]
+    pr = predict(state(nodes=nodes, pods=pods), "default/p", "upstream", T0)
+    assert pr.nodes == {f"n{i:03}" for i in range(51)}
+    assert "random offset" in pr.reasons[0]
+
+
+def test_up_to_100_candidates_every_node_is_evaluated():
+    nodes = [node(f"n{i:03}") for i in range(100)]
+    pods = [pod(f"v{i:03}", i + 1, on=f"n{i:03}") for i in range(100)] + [pod("p", 1000)]
+    assert predict(state(nodes=nodes, pods=pods), "default/p", "upstream", T0).nodes == {"n000"}
