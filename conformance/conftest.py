@@ -37,6 +37,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="use the existing cluster this kubeconfig points at (explicit opt-in; nothing is started)")
     g.addoption("--cluster", choices=["local", "kind"], default="local",
                 help="where to run: the embedded local cluster (default) or a kind cluster (see README)")
+    g.addoption("--kind-binary", default=None,
+                help="with --cluster kind: the kind binary to use (default: kind on PATH; nothing is downloaded)")
+    g.addoption("--scheduler-image", default=None,
+                help="with --cluster kind: the kube-scheduler image under test, already on this Docker host")
     g.addoption("--no-cluster", action="store_true",
                 help="skip every test that needs a cluster (they are reported as skipped, not passed)")
 
@@ -118,6 +122,18 @@ def cluster(request: pytest.FixtureRequest, build: str):
 @pytest.fixture(scope="session")
 def kube(cluster) -> Kube:
     return cluster[0]
+
+
+@pytest.fixture(scope="session")
+def node_source(request: pytest.FixtureRequest, kube: Kube):
+    """kwok nodes made per scenario, or (kind) the real workers, lent one scenario at a time."""
+    from harness.runner import KwokNodes, RealNodes
+
+    if request.config.getoption("--cluster") == "kind":
+        workers = [n.metadata.name for n in kube.core.list_node().items
+                   if "node-role.kubernetes.io/control-plane" not in (n.metadata.labels or {})]
+        return RealNodes(workers)
+    return KwokNodes()
 
 
 @pytest.fixture(scope="session")

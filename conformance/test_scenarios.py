@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import Result, ScenarioRun
+from harness.runner import KwokNodes, Result, ScenarioRun
 from harness.scenario import load_all
 
 SCENARIOS = load_all(Path(__file__).parent.parent / "scenarios")
@@ -32,8 +32,9 @@ def _params():
 class Batch:
     """Runs the selected scenarios for one build and keeps their results."""
 
-    def __init__(self, selected: list, kube, local, build: str, run_id: str):
+    def __init__(self, selected: list, kube, local, build: str, run_id: str, nodes):
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
+        self.nodes = nodes
         self.results: dict[str, Result] = {}
         self.wall = 0.0
 
@@ -43,24 +44,29 @@ class Batch:
         # A scenario specified for another build is still run, against its own
         # semantics, so the report shows what this build lacks.
         runs = [ScenarioRun(self.kube.kubeconfig, s, self.build if s.applies_to(self.build) else s.builds[0],
-                            self.run_id, ARTIFACTS, log, label=self.build) for s in self.selected]
+                            self.run_id, ARTIFACTS, log, label=self.build, nodes=self.nodes) for s in self.selected]
         together = [r for r in runs if not r.s.alone]
-        with ThreadPoolExecutor(max_workers=MAX_CONCURRENT) as pool:
+        # Lent real nodes go to one scenario at a time; kwok nodes are made per scenario.
+        workers = MAX_CONCURRENT if isinstance(self.nodes, KwokNodes) else 1
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             for r in pool.map(lambda r: r.run(), together):
                 self.results[r.scenario.id] = r
         for r in runs:
             if r.s.alone:
+                # Alone means no other scenario's events either: not even the
+                # pod deletions of namespaces still being torn down.
+                self.kube.wait_namespaces_gone(self.run_id)
                 self.results[r.s.id] = r.run()
         self.wall = time.monotonic() - started
 
 
 @pytest.fixture(scope="session")
-def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_id: str):
+def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_id: str, node_source):
     selected_ids = {item.callspec.params["scenario"].id for item in request.session.items
                     if "scenario" in getattr(getattr(item, "callspec", None), "params", {})
                     and item.callspec.params.get("build") == build}
     selected = [s for s in SCENARIOS if s.id in selected_ids]
-    b = Batch(selected, kube, local_cluster, build, run_id)
+    b = Batch(selected, kube, local_cluster, build, run_id, node_source)
     b.run()
     yield b
     if b.results:

@@ -94,6 +94,14 @@ class Kube:
             if e.status != 404:
                 raise
 
+    def wait_namespaces_gone(self, run_id: str, timeout: float = 180) -> None:
+        """Until every namespace this run made is gone, with all its pods."""
+        def gone():
+            left = self.core.list_namespace(label_selector=f"{KIT_LABEL}={run_id}").items
+            if left:
+                raise NotYet(f"{len(left)} namespace(s) still terminating")
+        wait_for(gone, timeout, "earlier scenarios' namespaces to be deleted", interval=0.5)
+
     # -- nodes --------------------------------------------------------------------
 
     def create_node(self, name: str, slots: int, run_id: str, labels: dict | None = None, taints: list | None = None) -> None:
@@ -121,6 +129,22 @@ class Kube:
                 raise NotYet(f"still tainted {extra}")
 
         wait_for(ready, 60, f"node {name} to become Ready and untainted")
+
+    def set_slots(self, node: str, slots: int) -> None:
+        """Give a node room as the extended resource, the documented way: a node status patch.
+
+        A kubelet keeps advertised extended resources and derives allocatable; kwok
+        nodes have no kubelet, so allocatable is patched too.
+        """
+        self.core.patch_node_status(node, {"status": {"capacity": {SLOT: str(slots)}, "allocatable": {SLOT: str(slots)}}})
+
+    def clear_slots(self, node: str) -> None:
+        path = SLOT.replace("~", "~0").replace("/", "~1")
+        ops = [{"op": "remove", "path": f"/status/{field}/{path}"} for field in ("capacity", "allocatable")]
+        n = self.core.read_node(node)
+        ops = [op for op, have in zip(ops, (n.status.capacity or {}, n.status.allocatable or {})) if SLOT in have]
+        if ops:
+            self.core.patch_node_status(node, ops)
 
     def delete_nodes(self, run_id: str) -> None:
         self.core.delete_collection_node(label_selector=f"{KIT_LABEL}={run_id}")

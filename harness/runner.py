@@ -33,6 +33,7 @@ from .kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preem
 from .scenario import ClassSpec, PodSpec, Scenario, Step, to_node, to_pdb, to_pod
 
 SCENARIO_LABEL = "priority-conformance.x-k8s.io/scenario"
+PLACING = "priority-conformance.x-k8s.io/placing"  # the kit's own taint while initial pods are placed
 QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
 DEFAULT_SETTLE = 30.0
 
@@ -101,9 +102,65 @@ def _cell(v: PodView | None) -> str:
     return " ".join(bits)
 
 
+class NodeSource:
+    """Where a scenario's nodes come from."""
+
+    def claim(self, kube: Kube, name: str, slots: int, run_id: str, labels: dict, taints: list) -> str: ...
+
+    def release(self, kube: Kube, node: str) -> None: ...
+
+
+class KwokNodes(NodeSource):
+    """Fresh kwok nodes, one per scenario node (the local cluster)."""
+
+    def claim(self, kube, name, slots, run_id, labels, taints):
+        kube.create_node(name, slots, run_id, labels=labels, taints=taints)
+        return name
+
+    def release(self, kube, node):
+        kube.core.delete_node(node)
+
+
+class RealNodes(NodeSource):
+    """Existing nodes (kind workers) lent to one scenario at a time.
+
+    A claimed node gets the scenario's room as the extended resource, its labels
+    and taints; release takes them all back off.
+    """
+
+    def __init__(self, names: list[str]):
+        import queue
+
+        self.free: queue.Queue[str] = queue.Queue()
+        for n in names:
+            self.free.put(n)
+        self.claimed: dict[str, tuple[dict, list]] = {}
+
+    def claim(self, kube, name, slots, run_id, labels, taints):
+        try:
+            node = self.free.get(timeout=600)
+        except Exception:
+            raise KitError("no free node for the scenario: the kind cluster has too few workers") from None
+        kube.core.patch_node(node, {"metadata": {"labels": labels}, "spec": {"taints": [
+            *[taint_dict(t) for t in (kube.core.read_node(node).spec.taints or [])], *taints]}})
+        kube.set_slots(node, slots)
+        self.claimed[node] = (labels, taints)
+        return node
+
+    def release(self, kube, node):
+        labels, taints = self.claimed.pop(node)
+        current = kube.core.read_node(node)
+        keep = [taint_dict(t) for t in (current.spec.taints or []) if (t.key, t.effect) not in
+                {(x["key"], x["effect"]) for x in taints}]
+        kube.core.patch_node(node, {"metadata": {"labels": {k: None for k in labels}}, "spec": {"taints": keep or None}})
+        kube.clear_slots(node)
+        self.free.put(node)
+
+
 class ScenarioRun:
     def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
-                 artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None):
+                 artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
+                 nodes: NodeSource | None = None):
         """``build`` names the semantics the model predicts; ``label`` the build actually running."""
         self.kube = Kube(kubeconfig)
         self.s = scenario
@@ -116,7 +173,9 @@ class ScenarioRun:
         self.pod_specs: dict[str, PodSpec] = {p.name: p for p in scenario.pods}
         self.class_specs: dict[str, ClassSpec] = {c.name: c for c in scenario.priorityClasses}
         self.created_classes: set[str] = set()
-        self.created_nodes: list[str] = []
+        self.nodes = nodes or KwokNodes()
+        self.node_map: dict[str, str] = {}  # scenario node -> cluster node
+        self.node_back: dict[str, str] = {}
         self.rejected: dict[str, str] = {}
         self.preempted: set[str] = set()
         self.artifacts_dir = artifacts_dir
@@ -126,7 +185,10 @@ class ScenarioRun:
     # -- names ------------------------------------------------------------------
 
     def node_name(self, name: str) -> str:
-        return self.prefix + name
+        return self.node_map.get(name) or self.prefix + name
+
+    def scenario_node(self, real: str) -> str:
+        return self.node_back.get(real, real)
 
     def class_name(self, name: str) -> str:
         # system- names are the API server's own; scenarios only try to create them, and are refused.
@@ -163,9 +225,9 @@ class ScenarioRun:
             self.create_class(c)
         for n in self.s.nodes:
             taints = [t.model_dump() for t in n.taints]
-            self.kube.create_node(self.node_name(n.name), n.slots, self.run_id,
-                                  labels={SCENARIO_LABEL: self.ns, **n.labels}, taints=taints)
-            self.created_nodes.append(self.node_name(n.name))
+            real = self.nodes.claim(self.kube, self.prefix + n.name, n.slots, self.run_id,
+                                    labels={SCENARIO_LABEL: self.ns, **n.labels}, taints=taints)
+            self.node_map[n.name], self.node_back[real] = real, n.name
         for b in self.s.pdbs:
             self.create_pdb(b)
         self.place_initial_pods()
@@ -173,16 +235,20 @@ class ScenarioRun:
     def place_initial_pods(self) -> None:
         """Initial pods land where the scenario says, through the real scheduler (so they get PodScheduled).
 
-        Every other scenario node is cordoned while a pod is placed; bypassScheduler pods are bound directly.
+        While a pod is placed, every other scenario node carries the kit's own
+        NoSchedule taint. Cordoning would do the same, but the control plane
+        mirrors a cordon as a taint of its own asynchronously, and a stray
+        unschedulable taint after uncordon silently takes a node out of the
+        next preemption. bypassScheduler pods are bound directly.
         """
-        cordoned: str | None = None
+        held: str | None = None
         for p in self.s.pods:
             if p.bypassScheduler:
                 self.create_pod(p, node_name=self.node_name(p.node))
             else:
-                if cordoned != p.node:
-                    self.cordon_all_but(p.node)
-                    cordoned = p.node
+                if held != p.node:
+                    self.hold_all_but(p.node)
+                    held = p.node
                 self.create_pod(p)
             target = self.node_name(p.node)
 
@@ -194,32 +260,24 @@ class ScenarioRun:
                     raise NotYet(f"{name} is {pod.status.phase}")
 
             wait_for(running, 30, f"initial pod {p.name} to run on {p.node}")
-        if cordoned is not None:
-            self.cordon_all_but(None)
-            self.wait_uncordoned()
+        if held is not None:
+            self.hold_all_but(None)
         if self.s.pdbs:
             self.wait_pdbs_current()
 
-    def cordon_all_but(self, keep: str | None) -> None:
+    def hold_all_but(self, keep: str | None) -> None:
         for n in self.s.nodes:
-            want = keep is not None and n.name != keep
-            self.kube.core.patch_node(self.node_name(n.name), {"spec": {"unschedulable": want}})
-
-    def wait_uncordoned(self) -> None:
-        """The control plane removes the unschedulable taint a moment after uncordon; until then the
-        node is UnschedulableAndUnresolvable and would silently drop out of preemption."""
-        def clean():
-            for n in self.s.nodes:
-                node = self.kube.core.read_node(self.node_name(n.name))
-                if any(t.key == "node.kubernetes.io/unschedulable" for t in (node.spec.taints or [])):
-                    raise NotYet(f"{n.name} still carries the unschedulable taint")
-        wait_for(clean, 30, "scenario nodes to lose the unschedulable taint")
+            name = self.node_name(n.name)
+            taints = [taint_dict(t) for t in (self.kube.core.read_node(name).spec.taints or []) if t.key != PLACING]
+            if keep is not None and n.name != keep:
+                taints.append({"key": PLACING, "effect": "NoSchedule"})
+            self.kube.core.patch_node(name, {"spec": {"taints": taints or None}})
 
     def teardown(self) -> None:
         for action in (
             lambda: self.kube.delete_namespace(self.ns),
             *[(lambda c=c: self.kube.scheduling.delete_priority_class(c)) for c in self.created_classes],
-            *[(lambda n=n: self.kube.core.delete_node(n)) for n in self.created_nodes],
+            *[(lambda n=n: self.nodes.release(self.kube, n)) for n in self.node_map.values()],
         ):
             try:
                 action()
@@ -354,8 +412,8 @@ class ScenarioRun:
                 priority_class_name=self.unprefix(v.spec.priority_class_name or ""),
                 priority=v.spec.priority or 0,
                 preemption_policy=v.spec.preemption_policy or "PreemptLowerPriority",
-                node_name=self.unprefix(v.spec.node_name or ""),
-                nominated_node_name=self.unprefix(v.status.nominated_node_name or ""),
+                node_name=self.scenario_node(v.spec.node_name or ""),
+                nominated_node_name=self.scenario_node(v.status.nominated_node_name or ""),
                 scheduled_at=scheduled_at,
                 start_time=v.status.start_time,
                 deletion_timestamp=_deletion_time(v),
@@ -388,8 +446,8 @@ class ScenarioRun:
             if disrupted_by_preemption(v):
                 self.preempted.add(v.metadata.name)
             phase = "terminating" if v.metadata.deletion_timestamp else ("running" if v.spec.node_name else "pending")
-            out[v.metadata.name] = PodView(phase, self.unprefix(v.spec.node_name or ""),
-                                           self.unprefix(v.status.nominated_node_name or ""),
+            out[v.metadata.name] = PodView(phase, self.scenario_node(v.spec.node_name or ""),
+                                           self.scenario_node(v.status.nominated_node_name or ""),
                                            v.metadata.name in self.preempted)
             priorities[v.metadata.name] = v.spec.priority
         for name in self.preempted:
@@ -402,26 +460,22 @@ class ScenarioRun:
 
     def do_step(self, i: int, step: Step) -> StepRecord:
         before = self.observe_world()
-        predicted_world = apply_step(before, step)
-        new_preds = predicted_world.predictions[len(before.predictions):]
-        reasons = [line for line in predicted_world.log[len(before.log):]]
-        for pr in new_preds:
-            for v in pr.per_node:
-                extra = "; ".join(f"{k} {why}" for k, why in v.exempted)
-                reasons.append(f"  {pr.pod} node {v.node}: {v.reason}" + (f"; exempted: {extra}" if extra else ""))
+        # Where the scheduler may choose, each choice is a world of its own.
+        worlds = sched.branches(before, lambda w: apply_step(w, step))
         self.perform(step)
-        predicted = sched.view(predicted_world)
-        allowed = dict(predicted_world.allowed_nodes)
-        deadline = step.settle.total_seconds() + 5 if step.settle else self.settle_bound(predicted_world)
+        predicted_world = worlds[0]
+        deadline = step.settle.total_seconds() + 5 if step.settle else max(self.settle_bound(w) for w in worlds)
         must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in self.rejected else set()
 
-        observed, priorities = self.observe_view()
-        mismatches = compare(predicted, observed, allowed)
+        def best_match() -> tuple[World, list[Mismatch]]:
+            scored = [(w, compare(sched.view(w), observed, dict(w.allowed_nodes))) for w in worlds]
+            return min(scored, key=lambda wm: len(wm[1]))
+
         end = time.monotonic() + deadline
         quiet_since: float | None = None
-        while time.monotonic() < end:
+        while True:
             observed, priorities = self.observe_view()
-            mismatches = compare(predicted, observed, allowed)
+            predicted_world, mismatches = best_match()
             attempted = all(self.was_attempted(n) for n in must_attempt)
             if not mismatches and attempted:
                 quiet_since = quiet_since or time.monotonic()
@@ -429,9 +483,19 @@ class ScenarioRun:
                     break
             else:
                 quiet_since = None
+            if time.monotonic() >= end:
+                break
             time.sleep(0.25)
+        reasons = list(predicted_world.log[len(before.log):])
+        for pr in predicted_world.predictions[len(before.predictions):]:
+            for v in pr.per_node:
+                extra = "; ".join(f"{k} {why}" for k, why in v.exempted)
+                reasons.append(f"  {pr.pod} node {v.node}: {v.reason}" + (f"; exempted: {extra}" if extra else ""))
+        if len(worlds) > 1:
+            reasons.append(f"  ({len(worlds)} outcomes allowed by ties; the closest is shown)")
         expect_mismatches = check_expect(step.expect, observed, self.rejected, priorities) if step.expect else []
-        return StepRecord(i, step.action or "expect", predicted, observed, mismatches, expect_mismatches, reasons)
+        return StepRecord(i, step.action or "expect", sched.view(predicted_world), observed, mismatches,
+                          expect_mismatches, reasons)
 
     def settle_bound(self, world: World) -> float:
         graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
@@ -513,6 +577,10 @@ def compare(predicted: dict[str, PodView], observed: dict[str, PodView],
             if o.nominated not in nodes:
                 out.append(Mismatch(name, "nominated", " or ".join(sorted(nodes)) or "(none)", o.nominated or "(none)"))
     return out
+
+
+def taint_dict(t: client.V1Taint) -> dict:
+    return {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
 
 
 def _deletion_time(v: client.V1Pod) -> datetime | None:

@@ -33,6 +33,9 @@ class World:
     rejected: tuple[tuple[str, str], ...] = ()  # (object name, reason)
     log: tuple[str, ...] = ()
     predictions: tuple[Prediction, ...] = ()
+    # Where a tie lets the scheduler choose, the branch this world follows:
+    # (pod key, node). Without one, the first node by name.
+    choices: tuple[tuple[str, str], ...] = ()
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
@@ -54,7 +57,8 @@ def attempt(world: World, key: str) -> World:
     world = replace(world, predictions=world.predictions + (pr,))
     pod = world.state.pod_keyed(key)
     assert pod is not None
-    chosen = sorted(pr.nodes)[0] if pr.nodes else ""
+    forced = dict(world.choices).get(key)
+    chosen = forced if forced in pr.nodes else (sorted(pr.nodes)[0] if pr.nodes else "")
     if len(pr.nodes) > 1:
         world = replace(world, allowed_nodes=world.allowed_nodes + ((key, pr.nodes),))
     if pr.outcome == "schedule":
@@ -155,6 +159,28 @@ def advance(world: World, until: datetime | None = None, flush: bool = True) -> 
             world = run_queue(world, {key}).note(f"{key} retried by the periodic flush (a window: "
                                                  f"5 min to 5 min 30 s after it was parked)")
     return replace(world, now=max(world.now, until))
+
+
+def branches(before: World, step, limit: int = 16) -> list[World]:
+    """Every world ``step(before)`` can lead to when ties let the scheduler choose.
+
+    ``step`` is a function of a world. Each tie met on a branch splits it, up
+    to ``limit`` worlds.
+    """
+    done: list[World] = []
+    todo = [before]
+    while todo and len(done) + len(todo) <= limit:
+        start_world = todo.pop()
+        after = step(start_world)
+        done.append(after)
+        fixed = dict(start_world.choices)
+        for key, nodes in after.allowed_nodes[len(before.allowed_nodes):]:
+            if key in fixed:
+                continue
+            for node in sorted(nodes)[1:]:
+                todo.append(replace(start_world, choices=start_world.choices + ((key, node),)))
+            break  # deeper ties are split on the next pass of that branch
+    return done
 
 
 def start(state: ClusterState, build: str, now: datetime) -> World:
