@@ -118,6 +118,14 @@ def cluster_for(config, build: str):
         yield kube
         kube.close()
     finally:
-        if created and not config.getoption("--keep-cluster"):
+        keep = created and config.getoption("--keep-cluster")
+        if created and not keep:
             cluster.delete()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+            # pytest-kind-ng keeps a scratch directory under the working directory.
+            shutil.rmtree(cluster.path, ignore_errors=True)
+            try:
+                cluster.path.parent.rmdir()
+            except OSError:
+                pass

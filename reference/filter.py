@@ -99,27 +99,43 @@ def node_affinity(state: ClusterState, pod: Pod, node: Node, resident: Sequence[
     return Status(UNRESOLVABLE, ("node(s) didn't match Pod's node affinity/selector",), "NodeAffinity")
 
 
-def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
-    # Terminating pods still hold their resources until they are gone.
-    alloc = node.allocatable_map
-    count, used = len(resident), resident.used
-    if pod.key in resident.keys:  # re-checking a bound pod: do not count it twice
-        count -= 1
-        used = {k: v - pod.request_map.get(k, 0) for k, v in used.items()}
+def resource_shortfall(alloc: dict[str, int], count: int, used: dict[str, int],
+                       requests: dict[str, int]) -> tuple[list[str], bool]:
+    """NodeResourcesFit's rule on plain numbers: (reasons it does not fit, whether even an empty node could not).
+
+    ``count`` and ``used`` are the pods already on the node and their summed requests.
+    """
     reasons, unresolvable = [], False
     if count + 1 > alloc.get("pods", 0):
         reasons.append("Too many pods")
-    for name, want in sorted(pod.request_map.items()):
+    for name, want in sorted(requests.items()):
         if want <= 0:
             continue
         have = alloc.get(name, 0)
         if want > have - used.get(name, 0):
             reasons.append(f"Insufficient {name}")
-            # Even an empty node could not hold it: preemption cannot help.
             unresolvable |= want > have
+    return reasons, unresolvable
+
+
+def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
+    # Terminating pods still hold their resources until they are gone.
+    count, used = len(resident), resident.used
+    if pod.key in resident.keys:  # re-checking a bound pod: do not count it twice
+        count -= 1
+        used = {k: v - pod.request_map.get(k, 0) for k, v in used.items()}
+    reasons, unresolvable = resource_shortfall(node.allocatable_map, count, used, pod.request_map)
     if not reasons:
         return OK
     return Status(UNRESOLVABLE if unresolvable else UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit")
+
+
+def only_resources_matter(state: ClusterState, pod: Pod, node: Node) -> bool:
+    """True when, for ``pod`` on ``node``, the pod-dependent filters reduce to NodeResourcesFit:
+    no affinity terms anywhere and no nominated pods there. A dry run may then count instead of filter."""
+    return not (pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity
+                or state.nominated_to(node.name)
+                or any(p.pod_anti_affinity for p in state.pods_on(node.name)))
 
 
 def _domain(node: Node, key: str) -> str | None:

@@ -9,6 +9,7 @@ who is eligible to preempt, and which lower-priority pods may be victims.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -213,11 +214,32 @@ def select_victims_on_node(
     victims: list[Pod] = []
     spared: list[tuple[str, str]] = []
     violations = 0
+    if flt.only_resources_matter(state, preemptor, node):
+        # The same reprieve, counting: giving a pod back only adds its requests.
+        alloc, wants = node.allocatable_map, preemptor.request_map
+        count, used = len(remaining), dict(remaining.used)
+
+        def gives_back(pod: Pod) -> bool:
+            nonlocal count, used
+            trial = dict(used)
+            for name, qty in pod.request_map.items():
+                trial[name] = trial.get(name, 0) + qty
+            if flt.resource_shortfall(alloc, count + 1, trial, wants)[0]:
+                return False
+            count, used = count + 1, trial
+            return True
+    else:
+        def gives_back(pod: Pod) -> bool:
+            nonlocal remaining
+            trial = remaining.plus(pod)
+            if not flt.fits(state, preemptor, node, trial, node_checked=True):
+                return False
+            remaining = trial
+            return True
+
     for group, is_violating in ((violating, True), (fine, False)):
         for pod in group:
-            trial = remaining.plus(pod)
-            if flt.fits(state, preemptor, node, trial, node_checked=True):
-                remaining = trial
+            if gives_back(pod):
                 spared.append((pod.key, "preemptor still fits with it"))
             else:
                 victims.append(pod)
@@ -274,11 +296,12 @@ def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime
     scores = {v.node: node_score(v, pods, now) for v in candidates}
     if sample is not None and len(candidates) > sample:
         any_clean = any(v.pdb_violations == 0 for v in candidates)
+        ranked = sorted(scores.values())
         allowed = set()
         for v in candidates:
             if any_clean and v.pdb_violations:
                 continue
-            not_better = sum(1 for o in candidates if o.node != v.node and scores[o.node] <= scores[v.node])
+            not_better = bisect_right(ranked, scores[v.node]) - 1  # others scoring <= it
             if not_better >= sample - 1:
                 allowed.add(v.node)
         return frozenset(allowed), (f"any of these: the dry run may stop after {sample} of "

@@ -84,3 +84,20 @@ def test_plugins_build_on_kind_needs_an_image(monkeypatch, tmp_path):
     with pytest.raises(KitError, match="needs --scheduler-image"):
         with kind.cluster_for(config, "plugins"):
             pass
+
+
+def test_pytest_kind_ng_is_given_our_kind_binary_and_downloads_nothing(tmp_path, monkeypatch):
+    from pytest_kind import KindCluster
+
+    monkeypatch.chdir(tmp_path)
+    fake_kind = tmp_path / "kind"
+    fake_kind.write_text("#!/bin/sh\nexit 0\n")
+    fake_kind.chmod(0o755)
+    cluster = KindCluster("x", kubeconfig=tmp_path / "kc", kind_path=fake_kind)
+
+    def no_download(*a, **k):
+        raise AssertionError("must not download kind")
+
+    monkeypatch.setattr("requests.get", no_download)
+    cluster.ensure_kind()
+    assert cluster.kind_path == fake_kind
