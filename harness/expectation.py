@@ -36,19 +36,9 @@ def apply_step(world: World, step: Step, namespace: str = "default") -> World:
     elif step.deletePod is not None:
         world = sched.delete_pod(world, f"{namespace}/{step.deletePod}")
     elif step.createClass is not None:
-        pc = to_class(step.createClass)
-        decision = validate_class_create(world.state, pc)
-        if isinstance(decision, Rejected):
-            world = replace(world, rejected=world.rejected + ((pc.name, decision.reason),))
-        else:
-            world = replace(world, state=world.state.with_class(pc))
+        world = _change_class(world, to_class(step.createClass), validate_class_create)
     elif step.updateClass is not None:
-        pc = to_class(step.updateClass)
-        decision = validate_class_update(world.state, pc)
-        if isinstance(decision, Rejected):
-            world = replace(world, rejected=world.rejected + ((pc.name, decision.reason),))
-        else:
-            world = replace(world, state=world.state.with_class(pc))
+        world = _change_class(world, to_class(step.updateClass), validate_class_update)
     elif step.deleteClass is not None:
         world = replace(world, state=world.state.without_class(step.deleteClass))
     elif step.createPdb is not None:
@@ -60,6 +50,13 @@ def apply_step(world: World, step: Step, namespace: str = "default") -> World:
         # The outcome is looked at this long after the action, mid-way if need be.
         return sched.advance(world, world.now + step.settle, flush=False)
     return settle(world)
+
+
+def _change_class(world: World, pc, validate) -> World:
+    decision = validate(world.state, pc)
+    if isinstance(decision, Rejected):
+        return replace(world, rejected=world.rejected + ((pc.name, decision.reason),))
+    return replace(world, state=world.state.with_class(pc))
 
 
 def simulate(scenario: Scenario, build: str, now: datetime = EPOCH) -> list[World]:
@@ -125,14 +122,7 @@ def _fmt(nodes: str | list[str]) -> str:
 
 
 def _describe(v: PodView) -> str:
-    bits = [v.phase]
-    if v.node:
-        bits.append(f"on {v.node}")
-    if v.nominated:
-        bits.append(f"nominated to {v.nominated}")
-    if v.preempted:
-        bits.append("preempted")
-    return " ".join(bits)
+    return str(v)
 
 
 def model_priorities(world: World) -> dict[str, int]:

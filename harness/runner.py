@@ -74,11 +74,11 @@ class Result:
             if not (s.mismatches or s.expect_mismatches):
                 continue
             lines.append(f"step {s.index} ({s.action}):")
-            lines.append(f"  {'pod':<22} {'model predicted':<36} {'cluster showed':<36}")
+            lines.append(f"  {'pod':<22} {'model predicted':<44} {'cluster showed':<44}")
             for name in sorted(set(s.predicted) | set(s.observed)):
                 p, o = s.predicted.get(name), s.observed.get(name)
                 mark = "!" if any(m.pod == name for m in s.mismatches) else " "
-                lines.append(f"{mark} {name:<22} {_cell(p):<36} {_cell(o):<36}")
+                lines.append(f"{mark} {name:<22} {_cell(p):<44} {_cell(o):<44}")
             for m in s.expect_mismatches:
                 lines.append(f"  expect.{m.field} {m.pod}: wanted {m.expected}, cluster showed {m.actual}")
             if s.reasons:
@@ -90,16 +90,7 @@ class Result:
 
 
 def _cell(v: PodView | None) -> str:
-    if v is None:
-        return "-"
-    bits = [v.phase]
-    if v.node:
-        bits.append(f"@{v.node}")
-    if v.nominated:
-        bits.append(f"nom:{v.nominated}")
-    if v.preempted:
-        bits.append("preempted")
-    return " ".join(bits)
+    return "-" if v is None else str(v)
 
 
 class NodeSource:

@@ -196,6 +196,16 @@ class PodView:
     nominated: str = ""
     preempted: bool = False
 
+    def __str__(self) -> str:
+        bits = [self.phase]
+        if self.node:
+            bits.append(f"on {self.node}")
+        if self.nominated:
+            bits.append(f"nominated to {self.nominated}")
+        if self.preempted:
+            bits.append("preempted")
+        return " ".join(bits)
+
 
 def view(world: World) -> dict[str, PodView]:
     out: dict[str, PodView] = {}
