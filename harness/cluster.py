@@ -230,11 +230,9 @@ class LocalCluster:
         if not pid_file.exists():
             return False
         try:
-            pid = int(pid_file.read_text().strip())
-            os.kill(pid, 0)
-        except (ValueError, ProcessLookupError, PermissionError):
+            return _alive(int(pid_file.read_text().strip()))
+        except ValueError:
             return False
-        return True
 
     def pids(self) -> dict[str, int]:
         out = {}
@@ -273,6 +271,21 @@ class LocalCluster:
         self.down()
 
 
+def _alive(pid: int) -> bool:
+    """Running, not merely not yet reaped: kwokctl's children outlive it, and a
+    dead one stays a zombie where nothing reaps orphans."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (FileNotFoundError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 def _kill(pid: int, grace: float = 3.0) -> None:
     try:
         os.kill(pid, signal.SIGTERM)
@@ -280,9 +293,7 @@ def _kill(pid: int, grace: float = 3.0) -> None:
         return
     end = time.monotonic() + grace
     while time.monotonic() < end:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not _alive(pid):
             return
         try:  # reap it if it is our child
             os.waitpid(pid, os.WNOHANG)
