@@ -113,6 +113,21 @@ class LocalCluster:
     def log_path(self, component: str) -> Path:
         return self.logs_dir / f"{component}.log"
 
+    def logs_dir_of(self, workdir: Path) -> Path:
+        return workdir / "clusters" / self.name / "logs"
+
+    def _keep_logs(self) -> tuple[Path, Path]:
+        """Copy the component logs (and kwokctl's output) out of the work directory."""
+        assert self.workdir is not None
+        dest = toolchain.cache_root() / "logs" / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        dest.mkdir(parents=True, exist_ok=True)
+        if self.logs_dir.exists():
+            shutil.copytree(self.logs_dir, dest, dirs_exist_ok=True)
+        for extra in ("kwokctl-create.log", "kwokctl.yaml"):
+            if (self.workdir / extra).exists():
+                shutil.copy(self.workdir / extra, dest / extra)
+        return self.workdir, dest
+
     # -- binaries ---------------------------------------------------------------
 
     def _binaries(self) -> dict[str, Path]:
@@ -156,8 +171,14 @@ class LocalCluster:
         try:
             self._create(bins)
             self._wait_ready()
+        except KitError as e:
+            # Nothing may stay behind, but the logs the message points to must:
+            # they move to the cache's log folder first.
+            kept = self._keep_logs()
+            self.down()
+            raise KitError(str(e).replace(str(self.logs_dir_of(kept[0])), str(kept[1]))) from None
         except BaseException:
-            # Failure or Ctrl-C half-way: nothing may stay behind.
+            # Ctrl-C half-way: nothing may stay behind.
             self.down()
             raise
         self.timings["up"] = time.monotonic() - t0
@@ -181,7 +202,7 @@ class LocalCluster:
         if out.returncode != 0:
             raise KitError(
                 f"kwokctl could not start the cluster (exit {out.returncode}). "
-                f"kwokctl output: {log}; component logs: {self.logs_dir}\n{_tail(out.stdout + out.stderr)}"
+                f"component logs and kwokctl's output: {self.logs_dir}\n{_tail(out.stdout + out.stderr)}"
             )
         kc = self.workdir / "kubeconfig.yaml"
         got = self._kwokctl("get", "kubeconfig", timeout=30)

@@ -30,6 +30,9 @@ class VictimCheck:
     until: datetime | None = None  # a toleration that ends later
 
 
+LOWER_PRIORITY = VictimCheck(True, "lower priority than the preemptor")
+
+
 class PreemptionPlugin(Protocol):
     name: str
     asynchronous: bool
@@ -55,7 +58,7 @@ class DefaultPreemption:
         return victim.priority < preemptor.priority and victim.terminating and victim.disruption_target_by_preemption
 
     def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
-        return VictimCheck(True, f"priority {victim.priority} < {preemptor.priority}")
+        return LOWER_PRIORITY
 
     def no_victims_message(self, node: Node, preemptor: Pod) -> str:
         return "No preemption victims found for incoming pod"
@@ -75,7 +78,7 @@ class PreemptionToleration:
         ex = exempted_from_preemption(victim, preemptor, state, now, self.prefix)  # may raise ClassMissing
         if ex:
             return VictimCheck(False, "exempted: " + ex.reason, ex.until)
-        return VictimCheck(True, f"priority {victim.priority} < {preemptor.priority}, not exempted: {ex.reason}")
+        return VictimCheck(True, ex.reason)
 
     def no_victims_message(self, node: Node, preemptor: Pod) -> str:
         return f"No victims found on node {node.name} for preemptor pod {preemptor.name}"

@@ -78,20 +78,10 @@ def exempted_from_preemption(
     pc = state.class_named(victim.priority_class_name)
     if pc is None:
         raise ClassMissing(f'priorityclass.scheduling.k8s.io "{victim.priority_class_name}" not found')
-    if preemptor.preemption_policy == PREEMPT_NEVER:
-        return Exemption(True, "preemptor has preemptionPolicy Never")
-    try:
-        policy = parse_policy(pc, prefix)
-    except PolicyError as e:
-        return Exemption(False, f"class {pc.name} policy does not parse ({e}): no toleration")
-    if preemptor.priority >= policy.minimum_preemptable_priority:
-        return Exemption(
-            False,
-            f"preemptor priority {preemptor.priority} >= minimum-preemptable-priority "
-            f"{policy.minimum_preemptable_priority} of class {pc.name}",
-        )
-    if policy.toleration_seconds < 0:
-        return Exemption(True, f"class {pc.name} tolerates priority < {policy.minimum_preemptable_priority} forever")
+    verdict = _class_verdict(pc, preemptor.priority, preemptor.preemption_policy, prefix)
+    if isinstance(verdict, Exemption):
+        return verdict
+    policy = verdict
     if victim.scheduled_at is None:
         return Exemption(True, "has no PodScheduled=True condition, so its toleration never starts")
     until = victim.scheduled_at + timedelta(seconds=policy.toleration_seconds)
@@ -100,6 +90,27 @@ def exempted_from_preemption(
             True, f"tolerates preemption for {policy.toleration_seconds}s after scheduling, until {until.isoformat()}", until
         )
     return Exemption(False, f"toleration of {policy.toleration_seconds}s ended at {until.isoformat()}")
+
+
+@lru_cache(maxsize=65536)
+def _class_verdict(pc: PriorityClass, preemptor_priority: int, preemptor_policy: str, prefix: str) -> Exemption | Policy:
+    """Everything the rule decides from the class and the preemptor alone (a final
+    answer), or the policy whose toleration window still has to be checked."""
+    if preemptor_policy == PREEMPT_NEVER:
+        return Exemption(True, "preemptor has preemptionPolicy Never")
+    try:
+        policy = parse_policy(pc, prefix)
+    except PolicyError as e:
+        return Exemption(False, f"class {pc.name} policy does not parse ({e}): no toleration")
+    if preemptor_priority >= policy.minimum_preemptable_priority:
+        return Exemption(
+            False,
+            f"preemptor priority {preemptor_priority} >= minimum-preemptable-priority "
+            f"{policy.minimum_preemptable_priority} of class {pc.name}",
+        )
+    if policy.toleration_seconds < 0:
+        return Exemption(True, f"class {pc.name} tolerates priority < {policy.minimum_preemptable_priority} forever")
+    return policy
 
 
 @dataclass(frozen=True)
