@@ -7,7 +7,6 @@ poll an observable condition; none is a bare sleep.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -41,10 +40,6 @@ def wait_for(check: Callable[[], T], timeout: float, what: str, interval: float 
         last = e.last_attempt.exception()
         raise KitError(f"timed out after {timeout:.0f} s waiting for {what}" + (f": {last}" if str(last) else "")) from None
     raise AssertionError("unreachable")
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass
@@ -145,9 +140,6 @@ class Kube:
         ops = [op for op, have in zip(ops, (n.status.capacity or {}, n.status.allocatable or {})) if SLOT in have]
         if ops:
             self.core.patch_node_status(node, ops)
-
-    def delete_nodes(self, run_id: str) -> None:
-        self.core.delete_collection_node(label_selector=f"{KIT_LABEL}={run_id}")
 
     # -- observation --------------------------------------------------------------
 

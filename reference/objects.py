@@ -17,12 +17,6 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
 
-Resources = Mapping[str, int]
-
-
-def frozen_map(m: Mapping | None = None) -> tuple:
-    """Mappings stored as sorted tuples keep dataclasses hashable."""
-    return tuple(sorted((m or {}).items()))
 
 
 @dataclass(frozen=True)
@@ -281,5 +275,4 @@ __all__ = [
     "Requirement",
     "Taint",
     "Toleration",
-    "frozen_map",
 ]

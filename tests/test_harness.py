@@ -1,9 +1,7 @@
 """The harness without a cluster: builds, configuration, errors."""
 
-import os
 import shutil
 import stat
-from pathlib import Path
 
 import pytest
 import yaml
