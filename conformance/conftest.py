@@ -96,8 +96,14 @@ def cluster(request: pytest.FixtureRequest, build: str):
     if config.getoption("--cluster") == "kind":
         from harness import kind
 
-        with kind.cluster_for(config, build) as kube:
-            yield kube, None
+        problem = None
+        try:
+            with kind.cluster_for(config, build) as kube:
+                yield kube, None
+        except KitError as e:
+            problem = str(e)
+        if problem:
+            pytest.fail(f"kind cluster not available: {problem}", pytrace=False)
         return
     options = ClusterOptions(
         build=build,
