@@ -57,6 +57,13 @@ def _builds(config: pytest.Config) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     _builds(config)
+    # A bad scenario file stops the run before anything starts, with its file and field.
+    from harness.scenario import ScenarioError, load_all
+
+    try:
+        load_all(Path(__file__).parent.parent / "scenarios")
+    except ScenarioError as e:
+        raise pytest.UsageError(f"invalid scenario: {e}") from None
     for opt in ("--scheduler-binary", "--scheduler-config", "--kubeconfig"):
         p = config.getoption(opt)
         if p is not None and not p.is_file():
