@@ -266,6 +266,9 @@ class ScenarioRun:
 
     def teardown(self) -> None:
         for action in (
+            # Pods first, without grace: the scenario is over, and the sooner the
+            # namespace is gone the sooner an `alone` scenario may start.
+            lambda: self.kube.core.delete_collection_namespaced_pod(self.ns, grace_period_seconds=0),
             lambda: self.kube.delete_namespace(self.ns),
             *[(lambda c=c: self.kube.scheduling.delete_priority_class(c)) for c in self.created_classes],
             *[(lambda n=n: self.nodes.release(self.kube, n)) for n in self.node_map.values()],
