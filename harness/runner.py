@@ -30,7 +30,7 @@ from reference.scheduler import PodView, World
 from .errors import KitError
 from .expectation import Mismatch, apply_step, check_expect
 from .kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
-from .scenario import ClassSpec, PodSpec, Scenario, Step, to_node, to_pdb, to_pod
+from .scenario import ClassSpec, PodSpec, Scenario, Step, to_class, to_node, to_pdb, to_pod
 
 SCENARIO_LABEL = "priority-conformance.x-k8s.io/scenario"
 PLACING = "priority-conformance.x-k8s.io/placing"  # the kit's own taint while initial pods are placed
@@ -389,7 +389,6 @@ class ScenarioRun:
                 raise
             spec = self.class_specs.get(self.unprefix(name))
             if spec is not None:
-                from .scenario import to_class
                 classes.append(to_class(spec.model_copy(update={
                     "value": pc.value, "globalDefault": bool(pc.global_default),
                     "preemptionPolicy": pc.preemption_policy or "PreemptLowerPriority",
@@ -410,7 +409,7 @@ class ScenarioRun:
                 nominated_node_name=self.scenario_node(v.status.nominated_node_name or ""),
                 scheduled_at=scheduled_at,
                 start_time=v.status.start_time,
-                deletion_timestamp=_deletion_time(v),
+                deletion_timestamp=v.metadata.deletion_timestamp,  # already includes the grace period
                 disruption_target_by_preemption=disrupted_by_preemption(v),
                 # A pod put back as unschedulable re-enters the queue then.
                 queued_at=sched_cond.last_transition_time if sched_cond is not None and sched_cond.status == "False"
@@ -575,14 +574,6 @@ def compare(predicted: dict[str, PodView], observed: dict[str, PodView],
 
 def taint_dict(t: client.V1Taint) -> dict:
     return {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
-
-
-def _deletion_time(v: client.V1Pod) -> datetime | None:
-    ts = v.metadata.deletion_timestamp
-    if ts is None:
-        return None
-    # deletionTimestamp already includes the grace period.
-    return ts
 
 
 def _api_message(e: ApiException) -> str:
