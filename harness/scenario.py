@@ -49,14 +49,27 @@ Name = Annotated[str, Field(pattern=NAME, max_length=40)]
 Labels = dict[Annotated[str, Field(min_length=1)], str]
 
 
+MAX_DURATION = timedelta(hours=24)  # longer than any scenario could be worth waiting for
+
+
 def parse_duration(text: str | int | float) -> timedelta:
-    if isinstance(text, (int, float)):
-        return timedelta(seconds=text)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*", str(text))
-    if not m:
+    """A duration from a scenario file; ValueError (never OverflowError) for anything else."""
+    if isinstance(text, bool):
         raise ValueError(f"{text!r} is not a duration like 10s, 500ms, 2m")
-    n, unit = float(m.group(1)), m.group(2)
-    return timedelta(seconds=n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit])
+    if isinstance(text, (int, float)):
+        try:
+            seconds = float(text)
+        except OverflowError:
+            seconds = float("inf")
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*", str(text))
+        if not m:
+            raise ValueError(f"{text!r} is not a duration like 10s, 500ms, 2m")
+        seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    # timedelta overflows past ~1e9 days; the range check keeps that from ever being reached.
+    if not 0 <= seconds <= MAX_DURATION.total_seconds():  # also refuses NaN
+        raise ValueError(f"{text!r} is out of range: a duration is between 0s and {MAX_DURATION.total_seconds() / 3600:.0f}h")
+    return timedelta(seconds=seconds)
 
 
 Duration = Annotated[timedelta, Field()]
@@ -104,7 +117,7 @@ class PodSpec(Strict):
     grace: int = Field(default=5, ge=0, le=600, description="terminationGracePeriodSeconds")
     node: str = ""  # where an initial pod must run
     bypassScheduler: bool = False  # bind with spec.nodeName: no PodScheduled condition
-    priority: int | None = None  # set spec.priority explicitly (admission scenarios)
+    priority: int | None = Field(default=None, ge=-(2**31), le=2**31 - 1)  # spec.priority, set explicitly
     preemptionPolicy: Literal["PreemptLowerPriority", "Never"] | None = None
     nodeSelector: Labels = {}
     tolerations: list[TolerationSpec] = []
@@ -272,6 +285,12 @@ def load(path: str | Path) -> Scenario:
         raw = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such scenario file") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: not UTF-8 text: byte {e.start}") from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot be read: {e.strerror}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
     except yaml.YAMLError as e:
         raise ScenarioError(f"{path}: not valid YAML: {e}") from None
     if not isinstance(raw, dict):
