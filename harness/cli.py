@@ -37,6 +37,7 @@ def cmd_cluster_up(args) -> int:
                              scheduler_config=args.scheduler_config, name=args.name, workdir=workdir)
     c = LocalCluster(options)
     c.up()  # on failure or Ctrl-C, up() has already removed what it started
+    c.keep()  # meant to outlive this command: no watchdog, no reaping
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps({"name": args.name, "build": args.scheduler, "workdir": str(c.workdir),
                                   "kwokctl": str(c._kwokctl_path), "kubeconfig": str(c.kubeconfig)}))
@@ -210,6 +211,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .lifecycle import install_signal_handlers
+
+    install_signal_handlers()
     args = parser().parse_args(argv)
     try:
         return args.func(args)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from . import toolchain
+from . import lifecycle, ports, toolchain
 from .errors import KitError
 
 DATA = Path(__file__).parent / "data"
@@ -50,8 +49,10 @@ def scheduler_config(build: str) -> dict:
     }
 
 
-def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir: Path) -> dict:
-    """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded."""
+def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir: Path,
+                   port_options: dict[str, int] | None = None, scheduler_verbosity: int | None = None) -> dict:
+    """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded,
+    listening on the ports the kit chose (see ``ports``)."""
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
@@ -69,7 +70,11 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
             "securePort": True,
             "quietPull": True,
             "cacheDir": str(cache_dir),
+            **(port_options or {}),
         },
+        **({"componentsPatches": [{"name": "kube-scheduler", "extraArgs": [
+            {"key": "v", "value": str(scheduler_verbosity), "override": True}]}]}
+           if scheduler_verbosity is not None else {}),
     }
 
 
@@ -81,6 +86,8 @@ class ClusterOptions:
     name: str = ""
     workdir: Path | None = None  # default: a fresh temporary directory
     ready_timeout: float = 90.0
+    attempts: int = 3  # starts on fresh ports after a port turned out to be taken
+    scheduler_verbosity: int | None = None  # the scheduler's -v, for investigations
 
     def __post_init__(self) -> None:
         if self.build not in BUILDS:
@@ -165,12 +172,24 @@ class LocalCluster:
         bins = self._binaries()
         self.timings["build"] = time.monotonic() - started
         self._kwokctl_path = bins["kwokctl"]
-        self.workdir = Path(self.options.workdir or tempfile.mkdtemp(prefix="priority-conformance-"))
+        lifecycle.reap_orphans()
+        self.workdir = Path(self.options.workdir or tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX))
         self.workdir.mkdir(parents=True, exist_ok=True)
+        lifecycle.write_owner(self.workdir)
+        self._watchdog = lifecycle.start_watchdog(self.workdir)
         t0 = time.monotonic()
         try:
-            self._create(bins)
-            self._wait_ready()
+            for attempt in range(1, self.options.attempts + 1):
+                try:
+                    self._create(bins)
+                    self._wait_ready()
+                    break
+                except KitError:
+                    taken = self._port_taken()
+                    if not taken or attempt == self.options.attempts:
+                        raise
+                    # Someone outside the kit took a port between choice and bind: new ports, once more.
+                    self._stop_components()
         except KitError as e:
             # Nothing may stay behind, but the logs the message points to must:
             # they move to the cache's log folder first.
@@ -178,11 +197,18 @@ class LocalCluster:
             self.down()
             raise KitError(str(e).replace(str(self.logs_dir_of(kept[0])), str(kept[1]))) from None
         except BaseException:
-            # Ctrl-C half-way: nothing may stay behind.
+            # Ctrl-C or SIGTERM half-way: nothing may stay behind.
             self.down()
             raise
         self.timings["up"] = time.monotonic() - t0
         return self.kubeconfig  # type: ignore[return-value]
+
+    def _port_taken(self) -> str | None:
+        """The component log that says a port was taken, if one does."""
+        for log in sorted(self.logs_dir.glob("*.log")) if self.workdir else []:
+            if ports.BIND_FAILURE in log.read_text(errors="replace"):
+                return log.stem
+        return None
 
     def _create(self, bins: dict[str, Path]) -> None:
         assert self.workdir is not None
@@ -190,7 +216,10 @@ class LocalCluster:
         if sched_cfg is None:
             sched_cfg = self.workdir / "scheduler-config.yaml"
             sched_cfg.write_text(yaml.safe_dump(scheduler_config(self.options.build)))
-        conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache")
+        ports.release(str(self.workdir))
+        self.ports = ports.reserve(str(self.workdir))
+        conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
+                              self.options.scheduler_verbosity)
         config_path = self.workdir / "kwokctl.yaml"
         with open(config_path, "w") as f:
             yaml.safe_dump(conf, f)
@@ -223,23 +252,26 @@ class LocalCluster:
             # The service-account token controller runs in kube-controller-manager;
             # pods cannot be created in a namespace before its default account exists.
             ("kube-controller-manager", lambda: core.read_namespaced_service_account("default", "default") is not None),
-            ("kube-scheduler", lambda: self._process_alive("kube-scheduler")),
-            ("kwok-controller", lambda: self._process_alive("kwok-controller")),
+            # Listening on its own port: a component that lost its port to another dies a moment
+            # after it started, so being alive alone says little.
+            ("kube-scheduler", lambda: self._process_alive("kube-scheduler") and _listening(self.ports["kubeSchedulerPort"])),
+            ("kwok-controller", lambda: self._process_alive("kwok-controller") and _listening(self.ports["kwokControllerPort"])),
         ]
-        for component, check in checks:
-            while True:
-                try:
-                    if check():
-                        break
-                except Exception:  # not ready yet; the deadline bounds this
-                    pass
-                if time.monotonic() > deadline:
-                    raise KitError(
-                        f"{component} did not become ready within {self.options.ready_timeout:.0f} s; "
-                        f"its log: {self.log_path(component)}"
-                    )
-                time.sleep(0.2)
-        api.close()
+        try:
+            for component, check in checks:
+                while True:
+                    try:
+                        if check():
+                            break
+                    except Exception:  # not ready yet; the deadline bounds this
+                        pass
+                    exited = (self.cluster_dir / "pids" / f"{component}.pid").exists() and not self._process_alive(component)
+                    if exited or time.monotonic() > deadline:
+                        why = "it exited" if exited else f"within {self.options.ready_timeout:.0f} s"
+                        raise KitError(f"{component} did not become ready ({why}); its log: {self.log_path(component)}")
+                    time.sleep(0.2)
+        finally:
+            api.close()
 
     def _pid_files(self) -> list[Path]:
         if self.workdir is None:
@@ -251,7 +283,7 @@ class LocalCluster:
         if not pid_file.exists():
             return False
         try:
-            return _alive(int(pid_file.read_text().strip()))
+            return lifecycle.alive(int(pid_file.read_text().strip()))
         except ValueError:
             return False
 
@@ -264,25 +296,48 @@ class LocalCluster:
                 continue
         return out
 
-    def down(self) -> None:
-        """Stop every process and remove every file the cluster made. Safe to call twice."""
-        if self.workdir is None:
-            return
-        t0 = time.monotonic()
+    def _stop_components(self) -> None:
+        """Stop the cluster's processes and forget its state, keeping the work directory."""
+        assert self.workdir is not None
         pids = self.pids()
         if getattr(self, "_kwokctl_path", None) and self.cluster_dir.exists():
             try:
                 self._kwokctl("delete", "cluster", timeout=30)
             except KitError:
-                pass  # the pid sweep below still ends the processes
-        for pid in pids.values():
-            _kill(pid)
+                pass  # the sweeps below still end the processes
+        lifecycle.stop_processes(list(pids.values()))
+        # Whatever no pid file lists (a component kwokctl was still starting) names the directory.
+        lifecycle.stop_processes(lifecycle.processes_naming(self.workdir))
+        shutil.rmtree(self.workdir / "clusters", ignore_errors=True)
+
+    def down(self) -> None:
+        """Stop every process and remove every file the cluster made. Safe to call twice."""
+        if self.workdir is None:
+            return
+        t0 = time.monotonic()
+        self._stop_components()
+        ports.release(str(self.workdir))
         if self.options.workdir is None:
             shutil.rmtree(self.workdir, ignore_errors=True)
         else:
-            shutil.rmtree(self.workdir / "clusters", ignore_errors=True)
+            for f in (lifecycle.OWNER_FILE, lifecycle.KEEP_FILE):
+                (self.workdir / f).unlink(missing_ok=True)
+        watchdog = getattr(self, "_watchdog", None)
+        if watchdog is not None:
+            watchdog.terminate()  # its cluster is gone; nothing left to watch
+            watchdog.wait()
+            self._watchdog = None
         self.workdir = None
         self.timings["down"] = time.monotonic() - t0
+
+    def keep(self) -> None:
+        """Leave the cluster running after this process ends (--keep-cluster, `cluster up`)."""
+        assert self.workdir is not None
+        lifecycle.keep(self.workdir)
+        if getattr(self, "_watchdog", None) is not None:
+            self._watchdog.terminate()
+            self._watchdog.wait()
+            self._watchdog = None
 
     def __enter__(self) -> LocalCluster:
         self.up()
@@ -292,39 +347,12 @@ class LocalCluster:
         self.down()
 
 
-def _alive(pid: int) -> bool:
-    """Running, not merely not yet reaped: kwokctl's children outlive it, and a
-    dead one stays a zombie where nothing reaps orphans."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        return state not in ("Z", "X")
-    except (FileNotFoundError, IndexError):
-        pass
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+def _listening(port: int) -> bool:
+    import socket
 
-
-def _kill(pid: int, grace: float = 3.0) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    end = time.monotonic() + grace
-    while time.monotonic() < end:
-        if not _alive(pid):
-            return
-        try:  # reap it if it is our child
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _tail(text: str, lines: int = 15) -> str:
