@@ -11,6 +11,7 @@ linker flags). A warm run finds them and builds nothing.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,6 +182,35 @@ def _log(msg: str) -> None:
     print(f"[priority-conformance] {msg}", file=sys.stderr, flush=True)
 
 
+def _complete(paths: dict[str, Path]) -> bool:
+    return all(p.is_file() and os.access(p, os.X_OK) for p in paths.values())
+
+
+@contextmanager
+def _build_lock(module: str, key: str):
+    """One builder per cache entry across processes: a second one waits, then finds the binaries."""
+    locks = cache_root() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{module}-{key}.lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            _log(f"waiting for {holder}, which is building {module} into the same cache")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def ensure_module(module: str, go: str | None = None, go_version: str | None = None) -> dict[str, Path]:
     """Return {binary name: path} for a wrapper module, building it if absent."""
     go = go or go_binary()
@@ -187,9 +218,17 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     mod = MODULES[module]
     target = binary_dir(module, go_version)
     paths = {name: target / name for name in mod.binary_names()}
-    if all(p.is_file() and os.access(p, os.X_OK) for p in paths.values()):
+    if _complete(paths):
         return paths
+    with _build_lock(module, target.name):
+        if _complete(paths):  # built by the process we waited for
+            return paths
+        _build(mod, target, go)
+    return paths
 
+
+def _build(mod: Module, target: Path, go: str) -> None:
+    module = mod.name
     target.parent.mkdir(parents=True, exist_ok=True)
     log_dir = cache_root() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -197,7 +236,8 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     staging = Path(tempfile.mkdtemp(prefix=f".{module}-", dir=target.parent))
     staging.chmod(0o755)
     env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
-    cmd = [go, "build", "-trimpath", "-ldflags", ldflags(module), "-o", str(staging) + "/", *mod.packages]
+    # -v names each package as it is compiled: the count is the progress shown.
+    cmd = [go, "build", "-v", "-trimpath", "-ldflags", ldflags(module), "-o", str(staging) + "/", *mod.packages]
     _log(f"building {module} ({', '.join(mod.binary_names())}); cold builds take minutes; log: {log_path}")
     started = time.monotonic()
     proc: subprocess.Popen | None = None
@@ -208,10 +248,10 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
             proc = subprocess.Popen(cmd, cwd=mod.path, env=env, stdout=logf, stderr=subprocess.STDOUT)
             last = started
             while proc.poll() is None:
-                time.sleep(1)
-                if time.monotonic() - last >= 30:
+                time.sleep(0.5)
+                if time.monotonic() - last >= 15:
                     last = time.monotonic()
-                    _log(f"  still building {module} ({int(last - started)} s)")
+                    _log(f"  {module}: {_progress(log_path)}, {int(last - started)} s")
         if proc.returncode != 0:
             tail = "".join(open(log_path).readlines()[-15:])
             raise KitError(
@@ -233,7 +273,18 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _log(f"built {module} in {time.monotonic() - started:.0f} s -> {target}")
-    return paths
+
+
+def _progress(log_path: Path) -> str:
+    """What a build log says so far: modules downloaded, packages compiled."""
+    downloads = packages = 0
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            if line.startswith("go: downloading "):
+                downloads += 1
+            elif line and not line.startswith(("$ ", "go: ", "#")) and " " not in line.strip():
+                packages += 1
+    return f"{downloads} modules downloaded, {packages} packages compiled"
 
 
 def ensure_all(modules: tuple[str, ...] = tuple(MODULES)) -> dict[str, Path]:
