@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import lifecycle
 from harness.cluster import BUILDS, ClusterOptions, LocalCluster
 from harness.errors import KitError
 from harness.kube import Kube
@@ -41,6 +42,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="with --cluster kind: the kind binary to use (default: kind on PATH; nothing is downloaded)")
     g.addoption("--scheduler-image", default=None,
                 help="with --cluster kind: the kube-scheduler image under test, already on this Docker host")
+    g.addoption("--repeat", type=int, default=1, metavar="N",
+                help="run each selected scenario N times side by side (to reproduce a rare failure); "
+                     "each copy is a test of its own")
+    g.addoption("--scheduler-verbosity", type=int, default=None, metavar="V",
+                help="the local cluster's kube-scheduler logs at -v=V (its log lines land in a failing "
+                     "scenario's artifacts); 4 shows each scheduling attempt, 5 the queue's moves")
     g.addoption("--no-cluster", action="store_true",
                 help="skip every test that needs a cluster (they are reported as skipped, not passed)")
 
@@ -56,6 +63,8 @@ def _builds(config: pytest.Config) -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # SIGTERM and SIGHUP tear down like Ctrl-C, and Ctrl-C works even if inherited as ignored.
+    lifecycle.install_signal_handlers()
     _builds(config)
     # A bad scenario file stops the run before anything starts, with its file and field.
     from harness.scenario import ScenarioError, load_all
@@ -70,9 +79,45 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"{opt}: file not found: {p}")
 
 
+def _modules_needed(config: pytest.Config) -> tuple[str, ...]:
+    """The Go modules the local clusters of this run will start binaries from."""
+    if (config.getoption("--no-cluster") or config.getoption("--kubeconfig")
+            or config.getoption("--cluster") != "local"):
+        return ()
+    modules = ["etcd", "kwok", "kubernetes"]
+    if "plugins" in _builds(config) and config.getoption("--scheduler-binary") is None:
+        modules.append("scheduler-plugins")
+    return tuple(modules)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Build everything before the first test, once, with its progress on the terminal.
+
+    Building inside a test would hide the progress in captured output and let
+    two tests (or a test's subprocess) start the same build; the build lock
+    in ``toolchain`` keeps other processes out too.
+    """
+    modules = _modules_needed(session.config)
+    if not modules:
+        return
+    from harness import toolchain
+
+    capman = session.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        try:
+            toolchain.ensure_all(modules)
+        except KitError as e:
+            raise pytest.UsageError(f"cannot build the control plane: {e}") from None
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "build" in metafunc.fixturenames:
         metafunc.parametrize("build", _builds(metafunc.config), scope="session")
+    if "copy" in metafunc.fixturenames:
+        n = metafunc.config.getoption("--repeat")
+        if n < 1:
+            raise pytest.UsageError("--repeat: give a number of copies, 1 or more")
+        metafunc.parametrize("copy", range(n), ids=[f"copy{i}" for i in range(n)] if n > 1 else [""])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -116,6 +161,7 @@ def cluster(request: pytest.FixtureRequest, build: str):
         build=build,
         scheduler_binary=config.getoption("--scheduler-binary"),
         scheduler_config=config.getoption("--scheduler-config"),
+        scheduler_verbosity=config.getoption("--scheduler-verbosity"),
         name=f"prio-{build}-{os.getpid()}",
     )
     local = LocalCluster(options)
@@ -125,7 +171,8 @@ def cluster(request: pytest.FixtureRequest, build: str):
         yield kube, local
     finally:
         kube.close()
-        if config.getoption("--keep-cluster"):
+        if config.getoption("--keep-cluster") and not lifecycle.stopping():
+            local.keep()
             print(f"\nkept the {build} cluster: KUBECONFIG={local.kubeconfig}; "
                   f"stop it with: KWOK_WORKDIR={local.workdir} kwokctl --name {local.name} delete cluster")
         else:
@@ -159,6 +206,23 @@ def _or_fail(step) -> None:
         step()
     except KitError as e:
         pytest.fail(f"cluster not available: {e}", pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    """A scenario test's duration (JUnit's time) is its scenario's, not the shared batch's."""
+    outcome = yield
+    report = outcome.get_result()
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "scenario" not in params:
+        return
+    if report.when == "setup":
+        report.duration = 0.0  # the batch of every scenario runs inside the first one's setup
+    elif report.when == "call":
+        batch = item.funcargs.get("batch")
+        result = batch.results.get((params["scenario"].id, params.get("copy", 0))) if batch is not None else None
+        if result is not None:
+            report.duration = result.seconds
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

@@ -54,26 +54,73 @@ def test_a_scheduler_that_does_not_start_is_named_with_its_log(tmp_path):
     assert not [p for p in kit_processes("priority-conformance-") if f"fault-{os.getpid()}" in p]
 
 
-def test_ctrl_c_during_a_run_leaves_no_process_or_directory(tmp_path):
-    marker = tmp_path / "workdir.txt"
-    script = tmp_path / "run.py"
-    script.write_text(textwrap.dedent(f"""\
-        import sys, time
-        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from harness.cluster import ClusterOptions, LocalCluster
-        with LocalCluster(ClusterOptions(build="plugins", name="ctrlc-{os.getpid()}")) as c:
-            open({str(marker)!r}, "w").write(str(c.workdir))
-            time.sleep(120)
-        """))
-    proc = subprocess.Popen([sys.executable, str(script)])
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert marker.exists(), "the cluster did not come up"
-    workdir = marker.read_text()
-    assert kit_processes(workdir), "the cluster's processes should be running before Ctrl-C"
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
-    time.sleep(0.5)
-    assert kit_processes(workdir) == []
-    assert not Path(workdir).exists()
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _wait_until(cond, timeout: float, interval: float = 0.2) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(interval)
+    return cond()
+
+
+def _ignore_sigint() -> None:
+    # What a background job of a non-interactive shell inherits.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGINT-inherited-ignored", "SIGTERM", "SIGHUP", "SIGKILL"])
+def test_a_stopped_kit_leaves_no_process_or_directory(tmp_path, how):
+    """`./kit conformance` stopped while its cluster runs: nothing of it stays behind.
+
+    SIGKILL runs no cleanup in the kit at all: the cluster's watchdog does it.
+    """
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}  # the child's cluster directory lands here, where we can see it
+    proc = subprocess.Popen(
+        [str(REPO / "kit"), "conformance", "-m", "smoke", "--scheduler", "upstream", "-p", "no:cacheprovider", "-q"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=_ignore_sigint if how == "SIGINT-inherited-ignored" else None)
+    try:
+        def scheduler_started() -> list[Path]:
+            return [d for d in tmp.glob("priority-conformance-*") if list(d.glob("clusters/*/pids/kube-scheduler.pid"))]
+
+        assert _wait_until(lambda: scheduler_started() or proc.poll() is not None, 120), "no cluster came up"
+        assert proc.poll() is None, f"the kit ended before it could be stopped:\n{proc.stdout.read()}"
+        workdir = scheduler_started()[0]
+        time.sleep(1)  # mid-run: the cluster is up and the smoke test under way
+        assert kit_processes(str(workdir)), "the cluster's processes should be running before the signal"
+        proc.send_signal(getattr(signal, how.split("-")[0]))
+        out, _ = proc.communicate(timeout=90)
+        if how != "SIGKILL":
+            assert proc.returncode not in (0, None), f"the run was not interrupted by {how}:\n{out}"
+        # After SIGKILL the watchdog needs a moment; otherwise teardown is done when the kit exits.
+        assert _wait_until(lambda: not kit_processes(str(workdir)) and not workdir.exists(), 45), (
+            f"left behind after {how}: {kit_processes(str(workdir))}, directory exists: {workdir.exists()}")
+        assert not [p for p in kit_processes("harness.watchdog") if str(workdir) in p], "the watchdog outlived its job"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for d in tmp.glob("priority-conformance-*"):  # never leave a test's own leftovers
+            from harness.lifecycle import reap
+            reap(d)
+
+
+def test_four_clusters_started_at_once_all_come_up():
+    """Clusters started together get ports of their own: none loses a port to another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    clusters = [LocalCluster(ClusterOptions(build="upstream", name=f"together-{i}-{os.getpid()}")) for i in range(4)]
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            errors = [f.exception() for f in [pool.submit(c.up) for c in clusters]]
+        assert errors == [None] * 4, f"clusters that did not come up: {errors}"
+        used = [set(c.ports.values()) for c in clusters]
+        assert all(a.isdisjoint(b) for i, a in enumerate(used) for b in used[i + 1:])
+    finally:
+        for c in clusters:
+            c.down()

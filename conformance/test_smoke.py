@@ -4,15 +4,17 @@ One node with room for one pod; a low-priority pod runs there; a
 high-priority pod arrives. The low pod must be marked DisruptionTarget by the
 scheduler, get a Preempted event, stay Terminating for its grace period and
 then be gone; the high pod must be nominated to the node and then bound to it.
+Every check reads the pods' versions as a watch recorded them (``PodHistory``),
+so the order of what happened and the grace period come from the API server's
+own records, not from when a poll happened to look.
 """
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from kubernetes import client
 
+from harness.history import PodHistory
 from harness.kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.smoke]
@@ -52,63 +54,52 @@ def smoke_ns(kube: Kube, run_id: str, build: str):
 
 def test_high_priority_pod_preempts_low_priority_pod(kube: Kube, smoke_ns, build: str):
     ns, node, low_cls, high_cls = smoke_ns
+    history = PodHistory(kube, ns)
+    try:
+        _check_preemption(kube, history, ns, node, low_cls, high_cls)
+    finally:
+        history.close()
+
+
+def _check_preemption(kube: Kube, history: PodHistory, ns: str, node: str, low_cls: str, high_cls: str) -> None:
     kube.core.create_namespaced_pod(ns, _pod("low", low_cls, GRACE))
-
-    def running(name):
-        def check():
-            p = kube.core.read_namespaced_pod(name, ns)
-            if p.status.phase != "Running":
-                raise NotYet(f"{name} is {p.status.phase}")
-            return p
-        return check
-
-    low = wait_for(running("low"), 30, "the low-priority pod to run")
+    low = history.first("low", lambda v: v.pod.status.phase == "Running", 30, "the low-priority pod to run").pod
     assert low.spec.node_name == node
 
     kube.core.create_namespaced_pod(ns, _pod("high", high_cls, 0))
 
-    def low_disrupted():
-        p = kube.pod_or_none(ns, "low")
-        if p is None or not disrupted_by_preemption(p):
-            raise NotYet("no DisruptionTarget/PreemptionByScheduler condition on low")
-        return p
+    # Each observable is waited for on its own, in the versions the API server recorded.
+    marked = history.first("low", lambda v: disrupted_by_preemption(v.pod), 30,
+                           "the scheduler to mark the low pod as a preemption victim (DisruptionTarget)")
+    deleted = history.first("low", lambda v: v.pod.metadata.deletion_timestamp is not None, 30,
+                            "the scheduler to delete the victim")
+    assert marked.seq <= deleted.seq, "the DisruptionTarget condition is set before the victim is deleted"
+    marked_at = condition(marked.pod, "DisruptionTarget").last_transition_time
+    # deletionTimestamp is the deletion time plus the grace period the victim was given.
+    granted = (deleted.pod.metadata.deletion_timestamp - marked_at).total_seconds()
+    assert granted >= GRACE - 1, f"the victim must keep its grace period of {GRACE} s; it was given {granted:.0f} s"
 
-    low = wait_for(low_disrupted, 30, "the scheduler to mark the low pod as a preemption victim")
-    assert low.metadata.deletion_timestamp is not None, "a victim must be deleted"
-    marked_at = time.monotonic()
-
-    high = wait_for(lambda: _nominated(kube, ns), 15, "the high pod's nominatedNodeName")
-    assert high.status.nominated_node_name == node
-    assert not high.spec.node_name, "the high pod cannot be bound while the victim still holds the slot"
+    nominated = history.first("high", lambda v: bool(v.pod.status.nominated_node_name), 30,
+                              "the high pod's nominatedNodeName")
+    assert nominated.pod.status.nominated_node_name == node
+    assert not nominated.pod.spec.node_name, "the preemptor is nominated before it is bound"
 
     events = wait_for(lambda: _preempted_events(kube, ns), 15, "a Preempted event on the low pod")
-    assert any(e.involved_object.name == "low" for e in events)
+    assert [e.involved_object.name for e in events] == ["low"]
     assert all(node in (e.message or "") for e in events)
 
-    def low_gone():
-        if kube.pod_or_none(ns, "low") is not None:
-            raise NotYet("low is still Terminating")
+    gone = history.first("low", lambda v: v.kind == "DELETED", GRACE + 30,
+                         "the victim to be deleted after its grace period")
+    assert gone.seen_at >= deleted.pod.metadata.deletion_timestamp.timestamp() - 1, \
+        "the victim must stay until its grace period has ended"
 
-    wait_for(low_gone, GRACE + 20, "the low pod to be deleted after its grace period")
-    assert time.monotonic() - marked_at >= GRACE - 1.0, "the victim must keep its grace period"
-
-    def bound():
-        p = kube.core.read_namespaced_pod("high", ns)
-        if not p.spec.node_name:
-            raise NotYet("high is not bound yet")
-        return p
-
-    high = wait_for(bound, 30, "the high pod to be bound once the victim is gone")
-    assert high.spec.node_name == node
-    scheduled = condition(high, "PodScheduled")
-    assert scheduled is not None and scheduled.status == "True"
-
-
-def _nominated(kube: Kube, ns: str):
-    p = kube.core.read_namespaced_pod("high", ns)
-    if not p.status.nominated_node_name:
-        raise NotYet("high has no nominatedNodeName")
-    return p
+    bound = history.first("high", lambda v: bool(v.pod.spec.node_name), 30,
+                          "the high pod to be bound once the victim is gone")
+    assert bound.pod.spec.node_name == node
+    assert bound.seq > gone.seq, "the preemptor cannot be bound while the victim still holds the slot"
+    running = history.first("high", lambda v: (c := condition(v.pod, "PodScheduled")) is not None and c.status == "True",
+                            30, "the high pod's PodScheduled condition")
+    assert running.pod.spec.node_name == node
 
 
 def _preempted_events(kube: Kube, ns: str):

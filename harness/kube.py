@@ -14,6 +14,7 @@ from kubernetes import client, config as kconfig
 from kubernetes.client.exceptions import ApiException
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
+from . import lifecycle
 from .errors import KitError
 
 SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended resource)
@@ -30,12 +31,16 @@ class NotYet(Exception):
 
 def wait_for(check: Callable[[], T], timeout: float, what: str, interval: float = 0.2) -> T:
     """Poll ``check`` until it returns without raising NotYet; KitError naming ``what`` on timeout."""
+    def checked() -> T:
+        lifecycle.check()  # a stopping run waits for nothing
+        return check()
+
     try:
         for attempt in Retrying(
             stop=stop_after_delay(timeout), wait=wait_fixed(interval), retry=retry_if_exception_type(NotYet), reraise=False
         ):
             with attempt:
-                return check()
+                return checked()
     except RetryError as e:
         last = e.last_attempt.exception()
         raise KitError(f"timed out after {timeout:.0f} s waiting for {what}" + (f": {last}" if str(last) else "")) from None

@@ -14,6 +14,7 @@ every pod selects its scenario's nodes, so concurrent scenarios never meet.
 from __future__ import annotations
 
 import json
+import re
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,7 @@ from reference import scheduler as sched
 from reference.objects import ClusterState
 from reference.scheduler import PodView, World
 
+from . import lifecycle
 from .errors import KitError
 from .expectation import Mismatch, apply_step, check_expect
 from .kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
@@ -51,6 +53,7 @@ class StepRecord:
     mismatches: list[Mismatch]
     expect_mismatches: list[Mismatch]
     reasons: list[str]
+    findings: list[str] = field(default_factory=list)  # scheduler faults recognised by name
 
 
 @dataclass
@@ -64,16 +67,17 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        return not self.error and not any(s.mismatches or s.expect_mismatches for s in self.steps)
+        return not self.error and not any(s.mismatches or s.expect_mismatches or s.findings for s in self.steps)
 
     def report(self) -> str:
         lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
         if self.error:
             lines.append(f"error: {self.error}")
         for s in self.steps:
-            if not (s.mismatches or s.expect_mismatches):
+            if not (s.mismatches or s.expect_mismatches or s.findings):
                 continue
             lines.append(f"step {s.index} ({s.action}):")
+            lines += [f"  SCHEDULER FAULT: {f}" for f in s.findings]
             lines.append(f"  {'pod':<22} {'model predicted':<44} {'cluster showed':<44}")
             for name in sorted(set(s.predicted) | set(s.observed)):
                 p, o = s.predicted.get(name), s.observed.get(name)
@@ -151,14 +155,16 @@ class RealNodes(NodeSource):
 class ScenarioRun:
     def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
                  artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
-                 nodes: NodeSource | None = None):
-        """``build`` names the semantics the model predicts; ``label`` the build actually running."""
+                 nodes: NodeSource | None = None, copy: int = 0):
+        """``build`` names the semantics the model predicts; ``label`` the build actually running;
+        ``copy`` tells apart copies of one scenario run side by side (--repeat)."""
         self.kube = Kube(kubeconfig)
         self.s = scenario
         self.build = build
         self.run_id = run_id
         self.label = label or build
-        short = scenario.id[:40].rstrip("-")
+        self.copy = copy
+        short = scenario.id[:40].rstrip("-") + (f"-{copy}" if copy else "")
         self.ns = f"{short}-{run_id}"
         self.prefix = f"{short}-{run_id}-"
         self.pod_specs: dict[str, PodSpec] = {p.name: p for p in scenario.pods}
@@ -196,6 +202,8 @@ class ScenarioRun:
             self.setup()
             for i, step in enumerate(self.s.steps):
                 self.result.steps.append(self.do_step(i, step))
+        except lifecycle.StopRequested as e:
+            self.result.error = str(e)
         except KitError as e:
             self.result.error = str(e)
         except ApiException as e:
@@ -278,6 +286,8 @@ class ScenarioRun:
             except ApiException as e:
                 if e.status != 404:
                     self.result.error = self.result.error or f"teardown failed: {e.reason}"
+            except Exception as e:  # the cluster itself may be going away (a stopped run)
+                self.result.error = self.result.error or f"teardown failed: {e}"
 
     # -- objects ------------------------------------------------------------------
 
@@ -478,7 +488,7 @@ class ScenarioRun:
                 quiet_since = None
             if time.monotonic() >= end:
                 break
-            time.sleep(0.25)
+            lifecycle.pause(0.25)
         reasons = list(predicted_world.log[len(before.log):])
         for pr in predicted_world.predictions[len(before.predictions):]:
             for v in pr.per_node:
@@ -488,7 +498,11 @@ class ScenarioRun:
             reasons.append(f"  ({len(worlds)} outcomes allowed by ties; the closest is shown)")
         expect_mismatches = check_expect(step.expect, observed, self.rejected, priorities) if step.expect else []
         return StepRecord(i, step.action or "expect", sched.view(predicted_world), observed, mismatches,
-                          expect_mismatches, reasons)
+                          expect_mismatches, reasons, self.faults())
+
+    def faults(self) -> list[str]:
+        """Outcomes no specification allows, named, with the events that show them."""
+        return [f for f in (one_preemptor_victims_on_several_nodes(self.kube.preempted_events(self.ns)),) if f]
 
     def settle_bound(self, world: World) -> float:
         graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
@@ -523,14 +537,14 @@ class ScenarioRun:
             self.wait_pdbs_current()
         elif step.wait is not None:
             # Time passing is the step itself: nothing to observe instead.
-            time.sleep(step.wait.total_seconds())
+            lifecycle.pause(step.wait.total_seconds())
 
     # -- artifacts ------------------------------------------------------------------
 
     def save_artifacts(self) -> None:
         if self.artifacts_dir is None:
             return
-        d = self.artifacts_dir / self.label / self.s.id
+        d = self.artifacts_dir / self.label / (self.s.id + (f"-copy{self.copy}" if self.copy else ""))
         d.mkdir(parents=True, exist_ok=True)
         try:
             pods = [self.kube.api.sanitize_for_serialization(p) for p in self.kube.pods(self.ns)]
@@ -545,6 +559,28 @@ class ScenarioRun:
             (d / "kube-scheduler.log").write_text("\n".join(keep[-2000:]))
         (d / "report.txt").write_text(self.result.report())
         self.result.artifacts = d
+
+
+PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")
+
+
+def one_preemptor_victims_on_several_nodes(events: list) -> str:
+    """A preemptor picks one node per preemption, and preempts again only once it is no longer
+    eligible to wait there: victims on two nodes at once is a scheduler race, whatever the model says."""
+    by_preemptor: dict[str, list[tuple[str, str, str]]] = {}
+    for e in events:
+        m = PREEMPTED_BY.search(e.message or "")
+        if m:
+            when = e.event_time or e.first_timestamp or e.last_timestamp
+            stamp = when.strftime("%H:%M:%S.%f")[:-3] if when else "?"
+            by_preemptor.setdefault(m.group(1), []).append((stamp, e.involved_object.name, m.group(2)))
+    out = []
+    for uid, victims in sorted(by_preemptor.items()):
+        if len({node for _, _, node in victims}) > 1:
+            related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
+            out.append(f"one preemptor, victims on two nodes: {related} preempted "
+                       + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims)))
+    return "; ".join(out)
 
 
 def compare(predicted: dict[str, PodView], observed: dict[str, PodView],

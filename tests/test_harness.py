@@ -147,3 +147,32 @@ def test_compare_treats_sets_and_termination_as_the_model_means_them():
     assert compare(predicted, observed, {"default/p": frozenset({"n1", "n2"})}) == []
     assert [m.field for m in compare(predicted, observed, {})] == ["node"]
     assert compare({"q": PodView("pending")}, {"q": PodView("pending", nominated="n1")}, {})[0].field == "nominated"
+
+
+def _event(victim, preemptor_uid, node, at, preemptor="p"):
+    from datetime import datetime, timezone
+    from types import SimpleNamespace as NS
+
+    return NS(message=f"Preempted by pod {preemptor_uid} on node {node}", involved_object=NS(name=victim),
+              event_time=datetime(2026, 1, 1, 1, 7, at[0], at[1] * 1000, tzinfo=timezone.utc),
+              first_timestamp=None, last_timestamp=None, related=NS(name=preemptor, uid=preemptor_uid))
+
+
+def test_victims_of_one_preemptor_on_two_nodes_are_named_as_a_scheduler_fault():
+    from harness.runner import one_preemptor_victims_on_several_nodes as fault
+
+    two = [_event("guarded-1", "u1", "n1", (6, 967)), _event("plain", "u1", "n2", (6, 996))]
+    assert fault(two) == ("one preemptor, victims on two nodes: p preempted guarded-1 on n1 at 01:07:06.967, "
+                          "plain on n2 at 01:07:06.996")
+    same_node = [_event("a", "u1", "n1", (6, 1)), _event("b", "u1", "n1", (6, 2))]
+    two_preemptors = [_event("a", "u1", "n1", (6, 1)), _event("b", "u2", "n2", (6, 2), preemptor="q")]
+    assert fault(same_node) == "" and fault(two_preemptors) == ""
+
+
+def test_kwokctl_gets_the_kits_ports_and_the_schedulers_verbosity(tmp_path):
+    conf = kwokctl_config({k: tmp_path / k for k in ("etcd", "kube-apiserver", "kube-controller-manager",
+                                                     "kube-scheduler", "kubectl", "kwok")},
+                          tmp_path / "s.yaml", tmp_path, {"etcdPort": 20001, "kubeSchedulerPort": 20002}, 5)
+    assert conf["options"]["etcdPort"] == 20001 and conf["options"]["kubeSchedulerPort"] == 20002
+    assert conf["componentsPatches"] == [{"name": "kube-scheduler",
+                                          "extraArgs": [{"key": "v", "value": "5", "override": True}]}]
