@@ -28,7 +28,7 @@ def local_only(request):
 
 
 def kit_processes(workdir: str) -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if workdir in line and "ps -eo" not in line]
 
 

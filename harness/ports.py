@@ -18,7 +18,6 @@ import json
 import os
 import random
 import socket
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,8 +31,13 @@ BIND_FAILURE = "address already in use"
 
 
 def _registry() -> Path:
-    # Machine-wide, not per cache: two runs with different caches share the ports.
-    return Path(tempfile.gettempdir()) / "priority-conformance-ports.json"
+    # In the cache, not in /tmp: nothing the kit leaves in temporary folders. Runs with
+    # different caches keep apart by the random choice and the bind check, and retry.
+    from .toolchain import cache_root
+
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    return root / "ports.json"
 
 
 @contextmanager
