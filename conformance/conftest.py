@@ -117,7 +117,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         n = metafunc.config.getoption("--repeat")
         if n < 1:
             raise pytest.UsageError("--repeat: give a number of copies, 1 or more")
-        metafunc.parametrize("copy", range(n), ids=[f"copy{i}" for i in range(n)] if n > 1 else [""])
+        if n > 1:  # one copy keeps the plain test ids
+            metafunc.parametrize("copy", range(n), ids=[f"copy{i}" for i in range(n)])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -127,6 +128,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "cluster" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def copy() -> int:
+    """Which copy of a scenario a test reports (--repeat); the only one otherwise."""
+    return 0
 
 
 @pytest.fixture(scope="session")

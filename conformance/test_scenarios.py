@@ -34,9 +34,11 @@ def _params():
 class Batch:
     """Runs the selected scenarios (each ``copies`` times, side by side) for one build and keeps their results."""
 
-    def __init__(self, selected: list, kube, local, build: str, run_id: str, nodes, copies: int = 1):
+    def __init__(self, selected: list, kube, local, build: str, run_id: str, nodes, copies: int = 1,
+                 stop_at_first_failure: bool = False):
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
         self.nodes, self.copies = nodes, copies
+        self.stop_at_first_failure = stop_at_first_failure
         self.results: dict[tuple[str, int], Result] = {}
         self.wall = 0.0
 
@@ -51,9 +53,16 @@ class Batch:
         together = [r for r in runs if not r.s.alone]
         # Lent real nodes go to one scenario at a time; kwok nodes are made per scenario.
         workers = MAX_CONCURRENT if isinstance(self.nodes, KwokNodes) else 1
+        def run_one(r: ScenarioRun) -> Result:
+            result = r.run()
+            if self.stop_at_first_failure and _failed(result, self.build):
+                for other in runs:  # -x: the verdict is in; the others' results are not needed
+                    other.cancel.set()
+            return result
+
         pool = ThreadPoolExecutor(max_workers=workers)
         try:
-            for run, r in zip(together, pool.map(lambda r: r.run(), together)):
+            for run, r in zip(together, pool.map(run_one, together)):
                 self.results[r.scenario.id, run.copy] = r
         finally:
             # Interrupted: the workers see the stop and end on their own; waiting for them
@@ -64,8 +73,15 @@ class Batch:
                 # Alone means no other scenario's events either: not even the
                 # pod deletions of namespaces still being torn down.
                 self.kube.wait_namespaces_gone(self.run_id)
-                self.results[r.s.id, r.copy] = r.run()
+                self.results[r.s.id, r.copy] = run_one(r)
         self.wall = time.monotonic() - started
+
+
+def _failed(result: Result, build: str) -> bool:
+    """A verdict against the build: a difference where none is expected, or an unexpected pass."""
+    if result.cancelled:
+        return False
+    return not result.ok if result.scenario.applies_to(build) else (result.ok or bool(result.error))
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +90,8 @@ def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_i
                     if "scenario" in getattr(getattr(item, "callspec", None), "params", {})
                     and item.callspec.params.get("build") == build}
     selected = [s for s in SCENARIOS if s.id in selected_ids]
-    b = Batch(selected, kube, local_cluster, build, run_id, node_source, request.config.getoption("--repeat"))
+    b = Batch(selected, kube, local_cluster, build, run_id, node_source, request.config.getoption("--repeat"),
+              stop_at_first_failure=request.config.getoption("exitfirst"))
     b.run()
     yield b
     if b.results:
@@ -87,6 +104,8 @@ def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_i
 @pytest.mark.parametrize("scenario", list(_params()))
 def test_scenario(scenario, build: str, copy: int, batch: Batch):
     result = batch.results[scenario.id, copy]
+    if result.cancelled:
+        pytest.skip("not run to the end: -x stopped the batch at another scenario's failure")
     if not scenario.applies_to(build):
         # Specified for another build: a difference is expected (a strict xfail), and the
         # build showing the behaviour after all is news, so it fails.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -179,6 +180,37 @@ def cmd_matrix(args) -> int:
     return 0
 
 
+def cmd_mutants(args) -> int:
+    from . import mutate
+
+    mutants = mutate.load_all()
+    if args.mutant:
+        known = {m.id for m in mutants}
+        unknown = [i for i in args.mutant if i not in known]
+        if unknown:
+            raise KitError(f"--mutant: no mutant named {', '.join(unknown)} in {mutate.MUTANTS}")
+        mutants = [m for m in mutants if m.id in args.mutant]
+    builds = [b.strip() for b in args.scheduler.split(",") if b.strip()]
+    if not builds or any(b not in ("plugins", "upstream") for b in builds):
+        raise KitError(f"--scheduler: choose from plugins, upstream (got {args.scheduler!r})")
+    toolchain_modules = ("etcd", "kwok", "kubernetes", "scheduler-plugins")
+    from . import toolchain
+
+    toolchain.ensure_all(toolchain_modules)
+    out = REPO / "artifacts" / "mutants"
+    started = time.monotonic()
+    baseline, runs = mutate.kill_matrix(mutants, builds, args.jobs, args.full, out,
+                                        print_=lambda s: print(s, flush=True))
+    lines, score = mutate.summary(mutants, runs)
+    wall = time.monotonic() - started
+    lines.append(f"wall time: {wall / 60:.1f} min ({len(mutants)} mutants, builds {', '.join(builds)}, "
+                 f"{args.jobs} at a time)")
+    print("\n" + "\n".join(lines))
+    (out / "matrix.txt").write_text("\n".join(lines) + "\n")
+    survivors = [m.id for m in mutants if not m.equivalent and not any(r.killed for r in runs[m.id])]
+    return 1 if survivors else 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="priority-conformance", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -204,6 +236,13 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("file", type=Path)
     e.add_argument("--scheduler", choices=["plugins", "upstream"], default="plugins")
     e.set_defaults(func=cmd_explain)
+    mu = sub.add_parser("mutants", help="run the catalogue against seeded scheduler bugs: the kill matrix")
+    mu.add_argument("--mutant", action="append", help="only this mutant (repeatable)")
+    mu.add_argument("--scheduler", default="plugins,upstream", help="builds to mutate (default: both)")
+    mu.add_argument("--jobs", type=int, default=2, help="mutants run at once, each on its own cluster (default 2)")
+    mu.add_argument("--full", action="store_true",
+                    help="run every scenario on every build a mutant affects (default: stop at the first kill)")
+    mu.set_defaults(func=cmd_mutants)
     m = sub.add_parser("matrix", help="the class-by-class preemption matrix of a scenario's classes")
     m.add_argument("file", type=Path)
     m.set_defaults(func=cmd_matrix)

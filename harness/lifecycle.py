@@ -55,10 +55,16 @@ def stopping() -> bool:
     return _stopping.is_set()
 
 
-def pause(seconds: float) -> None:
-    """Sleep, but wake at once when a stop is requested (then raise, so the caller ends)."""
-    if _stopping.wait(seconds):
-        raise StopRequested()
+def pause(seconds: float, cancel: threading.Event | None = None) -> None:
+    """Sleep, but wake at once when a stop is requested, or ``cancel`` is set (then raise, so the caller ends)."""
+    end = time.monotonic() + seconds
+    while True:
+        if _stopping.is_set() or (cancel is not None and cancel.is_set()):
+            raise StopRequested()
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        (cancel or _stopping).wait(min(left, 0.5))
 
 
 def check() -> None:

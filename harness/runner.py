@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -64,6 +65,7 @@ class Result:
     error: str = ""
     seconds: float = 0.0
     artifacts: Path | None = None
+    cancelled: bool = False  # stopped before its verdict because it was no longer needed
 
     @property
     def ok(self) -> bool:
@@ -164,6 +166,7 @@ class ScenarioRun:
         self.run_id = run_id
         self.label = label or build
         self.copy = copy
+        self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         short = scenario.id[:40].rstrip("-") + (f"-{copy}" if copy else "")
         self.ns = f"{short}-{run_id}"
         self.prefix = f"{short}-{run_id}-"
@@ -204,6 +207,7 @@ class ScenarioRun:
                 self.result.steps.append(self.do_step(i, step))
         except lifecycle.StopRequested as e:
             self.result.error = str(e)
+            self.result.cancelled = self.cancel.is_set() and not lifecycle.stopping()
         except KitError as e:
             self.result.error = str(e)
         except ApiException as e:
@@ -211,7 +215,7 @@ class ScenarioRun:
         except Exception:
             self.result.error = "harness failure:\n" + traceback.format_exc()
         finally:
-            if not self.result.ok:
+            if not self.result.ok and not self.result.cancelled:
                 self.save_artifacts()
             self.teardown()
             self.kube.close()
@@ -488,7 +492,7 @@ class ScenarioRun:
                 quiet_since = None
             if time.monotonic() >= end:
                 break
-            lifecycle.pause(0.25)
+            lifecycle.pause(0.25, self.cancel)
         reasons = list(predicted_world.log[len(before.log):])
         for pr in predicted_world.predictions[len(before.predictions):]:
             for v in pr.per_node:
@@ -537,7 +541,7 @@ class ScenarioRun:
             self.wait_pdbs_current()
         elif step.wait is not None:
             # Time passing is the step itself: nothing to observe instead.
-            lifecycle.pause(step.wait.total_seconds())
+            lifecycle.pause(step.wait.total_seconds(), self.cancel)
 
     # -- artifacts ------------------------------------------------------------------
 

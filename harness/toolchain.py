@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -227,8 +228,30 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     return paths
 
 
-def _build(mod: Module, target: Path, go: str) -> None:
-    module = mod.name
+def ensure_variant(module: str, package: str, overlay: Path, label: str) -> Path:
+    """One binary of a wrapper module built with some source files replaced (Go's -overlay):
+    a seeded bug, say. Cached by the module's key and the overlay's content."""
+    go = go_binary()
+    go_version = _go_version(go)
+    mod = MODULES[module]
+    digest = hashlib.sha256(overlay.read_bytes())
+    for replacement in sorted(json.loads(overlay.read_text())["Replace"].values()):
+        digest.update(Path(replacement).read_bytes())
+    target = cache_root() / "bin" / "variants" / f"{label}-{cache_key(module, go_version)}-{digest.hexdigest()[:12]}"
+    name = _binary_name(package)
+    path = target / name
+    if path.is_file():
+        return path
+    with _build_lock(f"variant-{label}", target.name):
+        if not path.is_file():
+            _build(mod, target, go, packages=(package,), extra=("-overlay", str(overlay)), label=label)
+    return path
+
+
+def _build(mod: Module, target: Path, go: str, packages: tuple[str, ...] | None = None,
+           extra: tuple[str, ...] = (), label: str | None = None) -> None:
+    module = label or mod.name
+    packages = packages or mod.packages
     target.parent.mkdir(parents=True, exist_ok=True)
     log_dir = cache_root() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -237,8 +260,9 @@ def _build(mod: Module, target: Path, go: str) -> None:
     staging.chmod(0o755)
     env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
     # -v names each package as it is compiled: the count is the progress shown.
-    cmd = [go, "build", "-v", "-trimpath", "-ldflags", ldflags(module), "-o", str(staging) + "/", *mod.packages]
-    _log(f"building {module} ({', '.join(mod.binary_names())}); cold builds take minutes; log: {log_path}")
+    cmd = [go, "build", "-v", "-trimpath", *extra, "-ldflags", ldflags(mod.name), "-o", str(staging) + "/", *packages]
+    names = [_binary_name(p) for p in packages]
+    _log(f"building {module} ({', '.join(names)}); cold builds take minutes; log: {log_path}")
     started = time.monotonic()
     proc: subprocess.Popen | None = None
     try:
@@ -258,7 +282,7 @@ def _build(mod: Module, target: Path, go: str) -> None:
                 f"building {module} failed (exit {proc.returncode}); full log: {log_path}\n{tail}"
             )
         # go names binaries after their package directory; rename where we differ.
-        for pkg, name in zip(mod.packages, mod.binary_names()):
+        for pkg, name in zip(packages, names):
             built = staging / (mod.path.name if pkg == "." else pkg.rstrip("/").rsplit("/", 1)[-1])
             if built.name != name:
                 built.rename(staging / name)

@@ -1,0 +1,239 @@
+"""Seeded scheduler bugs (mutants/*.yaml) and the kill matrix: does the suite notice each one?
+
+A mutant names a Go module the scheduler is built from, a file in it, an exact
+text and its replacement. It is built with Go's ``-overlay``: the patched file
+stands in for the original at build time, so the module cache (read-only, and
+checked against go.sum) is never touched and no copy of a whole module is
+needed; Go's build cache recompiles only the patched package and what depends
+on it. Binaries are cached by the patch's content.
+
+Each mutant binary then runs the conformance catalogue as an ordinary
+``--scheduler-binary`` run in a pytest process of its own (so isolation,
+reports and artifacts are the suite's own). A mutant is killed when any test
+fails; by default a run stops at its first failing scenario (``-x``), since
+one failure is the verdict. A baseline run of the unmutated builds comes
+first and must be green, or the matrix is void: a flaky scenario would fake
+kills.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from . import toolchain
+from .errors import KitError
+
+REPO = Path(__file__).resolve().parent.parent
+MUTANTS = REPO / "mutants"
+# Which wrapper module builds the kube-scheduler of each build, and its main package.
+SCHEDULER = {
+    "upstream": ("kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler"),
+    "plugins": ("scheduler-plugins", "sigs.k8s.io/scheduler-plugins/cmd/scheduler"),
+}
+
+
+class Mutant(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    module: Literal["k8s.io/kubernetes", "sigs.k8s.io/scheduler-plugins"]
+    file: str = Field(min_length=1)
+    original: str = Field(min_length=1)
+    replacement: str
+    rule: str = Field(min_length=1)
+    spec: str = Field(min_length=1)
+    builds: list[Literal["plugins", "upstream"]] = Field(min_length=1)
+    equivalent: str = ""  # why no observable difference can exist; then it need not be killed
+
+
+def load(path: Path) -> Mutant:
+    try:
+        raw = yaml.safe_load(path.read_text())
+        m = Mutant.model_validate(raw)
+    except (OSError, yaml.YAMLError) as e:
+        raise KitError(f"{path}: cannot be read as YAML: {e}") from None
+    except ValidationError as e:
+        where = "; ".join(f"{'.'.join(str(x) for x in err['loc']) or '(top level)'}: {err['msg']}" for err in e.errors())
+        raise KitError(f"{path}: {where}") from None
+    if m.id != path.stem:
+        raise KitError(f"{path}: id: {m.id!r} must match the file name {path.stem!r}")
+    if m.original == m.replacement:
+        raise KitError(f"{path}: replacement: the same as original; a mutant must change something")
+    return m
+
+
+def load_all(directory: Path = MUTANTS) -> list[Mutant]:
+    return [load(p) for p in sorted(directory.glob("*.yaml"))]
+
+
+# --- building ---------------------------------------------------------------------
+
+
+def _go_mod_cache() -> Path:
+    out = subprocess.run([toolchain.go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True)
+    return Path(out.stdout.strip())
+
+
+def source_file(m: Mutant, wrapper: str) -> Path:
+    """The pinned copy of the file the mutant patches, as the wrapper module resolves it."""
+    version = toolchain.module_versions(wrapper).get(m.module)
+    if version is None:
+        raise KitError(f"mutant {m.id}: module {m.module} is not part of the {wrapper} build")
+    path = _go_mod_cache() / f"{m.module}@{version}" / m.file
+    if not path.is_file():
+        # Only packages a build compiled are certain to be in the module cache; fetch the module.
+        subprocess.run([toolchain.go_binary(), "mod", "download", m.module], cwd=toolchain.GOMOD_DIR / wrapper,
+                       capture_output=True, env={**__import__("os").environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"})
+    if not path.is_file():
+        raise KitError(f"mutant {m.id}: file: {m.file} is not in {m.module}@{version} ({path})")
+    return path
+
+
+def patched(m: Mutant, original_text: str) -> str:
+    count = original_text.count(m.original)
+    if count != 1:
+        raise KitError(f"mutant {m.id}: original: found {count} times in {m.file}; it must be found exactly once")
+    return original_text.replace(m.original, m.replacement)
+
+
+def overlay(m: Mutant, build: str) -> Path:
+    """Go's overlay file mapping the pinned source file to its patched copy."""
+    wrapper = SCHEDULER[build][0]
+    src = source_file(m, wrapper)
+    text = patched(m, src.read_text())
+    key = hashlib.sha256(f"{src}\0{text}".encode()).hexdigest()[:12]
+    d = toolchain.cache_root() / "mutants" / f"{m.id}-{key}"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / src.name).write_text(text)
+    ov = d / "overlay.json"
+    ov.write_text(json.dumps({"Replace": {str(src): str(d / src.name)}}, indent=1))
+    return ov
+
+
+def binary(m: Mutant, build: str) -> Path:
+    wrapper, package = SCHEDULER[build]
+    return toolchain.ensure_variant(wrapper, package, overlay(m, build), label=f"mutant-{m.id}-{build}")
+
+
+# --- running ----------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    mutant: str  # "" for the baseline
+    build: str
+    failed: list[str] = field(default_factory=list)
+    passed: int = 0
+    error: str = ""
+    seconds: float = 0.0
+    log: Path | None = None
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.failed)
+
+
+def _scenario_of(testcase: ET.Element) -> str:
+    """The scenario a test case ran (test_scenario[<build>-<scenario>]), or the test's own name."""
+    func, _, params = testcase.get("name", "").partition("[")
+    if func != "test_scenario":
+        return func
+    build, _, scenario = params.rstrip("]").partition("-")
+    return scenario
+
+
+def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, first_failure: bool,
+                  extra: tuple[str, ...] = ()) -> Run:
+    out.mkdir(parents=True, exist_ok=True)
+    xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
+    cmd = [sys.executable, "-m", "pytest", "conformance/test_smoke.py", "conformance/test_scenarios.py",
+           "--scheduler", build, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}", *extra]
+    if scheduler is not None:
+        cmd += ["--scheduler-binary", str(scheduler)]
+    if first_failure:
+        cmd.append("-x")
+    started = time.monotonic()
+    with open(log, "w") as f:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
+        try:
+            proc.wait()
+        except BaseException:
+            proc.terminate()  # it tears its cluster down on SIGTERM
+            proc.wait()
+            raise
+    run = Run(label, build, seconds=time.monotonic() - started, log=log)
+    if not xml.exists():
+        run.error = f"pytest exited {proc.returncode} without a report; see {log}"
+        return run
+    for tc in ET.parse(xml).getroot().iter("testcase"):
+        if tc.find("failure") is not None or tc.find("error") is not None:
+            run.failed.append(_scenario_of(tc))
+        elif tc.find("skipped") is None:
+            run.passed += 1
+    if proc.returncode not in (0, 1):
+        run.error = f"pytest exited {proc.returncode}; see {log}"
+    return run
+
+
+def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool, out: Path,
+                print_=print) -> tuple[list[Run], dict[str, list[Run]]]:
+    """Baseline first (must be green), then every mutant; returns (baseline runs, runs by mutant)."""
+    print_(f"building {len(mutants)} mutant(s)")
+    bins: dict[tuple[str, str], Path] = {}
+    for m in mutants:
+        for b in m.builds:
+            if b in builds:
+                bins[m.id, b] = binary(m, b)
+    baseline = [run_catalogue(b, None, out, "baseline", first_failure=False) for b in builds]
+    for r in baseline:
+        print_(f"baseline [{r.build}]: {r.passed} passed, {len(r.failed)} failed in {r.seconds:.0f} s"
+               + (f": {', '.join(r.failed)}" if r.failed else "") + (f" ({r.error})" if r.error else ""))
+    if any(r.failed or r.error for r in baseline):
+        raise KitError("the baseline is not green, so the kill matrix would be void (a flaky scenario fakes "
+                       f"kills); logs: {out}")
+    runs: dict[str, list[Run]] = {m.id: [] for m in mutants}
+
+    def one(m: Mutant) -> None:
+        # A mutant of shared code is one bug: the first build that kills it is enough, unless --full.
+        for b in [b for b in ("plugins", "upstream") if b in m.builds and b in builds]:
+            r = run_catalogue(b, bins[m.id, b], out, m.id, first_failure=not full)
+            runs[m.id].append(r)
+            verdict = "KILLED by " + ", ".join(r.failed) if r.killed else ("ERROR " + r.error if r.error else "survived")
+            print_(f"  {m.id} [{b}]: {verdict} ({r.seconds:.0f} s)")
+            if r.killed and not full:
+                break
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, mutants))
+    return baseline, runs
+
+
+def summary(mutants: list[Mutant], runs: dict[str, list[Run]]) -> tuple[list[str], float]:
+    lines = [f"{'mutant':<44} {'builds run':<18} verdict"]
+    counted = killed = 0
+    for m in mutants:
+        rs = runs.get(m.id, [])
+        k = [r for r in rs if r.killed]
+        verdict = ("killed by " + ", ".join(sorted({s for r in k for s in r.failed}))) if k else (
+            "error: " + "; ".join(r.error for r in rs if r.error) if any(r.error for r in rs) else "SURVIVED")
+        if m.equivalent:
+            verdict += f"  (equivalent: {m.equivalent[:60]})"
+        else:
+            counted += 1
+            killed += bool(k)
+        lines.append(f"{m.id:<44} {','.join(r.build for r in rs):<18} {verdict}")
+    score = killed / counted if counted else 1.0
+    lines.append(f"mutation score: {killed}/{counted} non-equivalent mutants killed ({score:.0%})")
+    return lines, score

@@ -1,0 +1,66 @@
+"""The mutant catalogue and the kill-matrix bookkeeping, without building or running anything."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from harness import mutate
+from harness.errors import KitError
+
+MUTANTS = mutate.load_all()
+
+
+def test_the_catalogue_loads_and_covers_both_builds():
+    assert len(MUTANTS) >= 20
+    assert len({m.id for m in MUTANTS}) == len(MUTANTS)
+    for build in ("plugins", "upstream"):
+        assert any(build in m.builds for m in MUTANTS)
+    for m in MUTANTS:
+        # A mutant of the plugin's own code cannot change the upstream build.
+        if m.module == "sigs.k8s.io/scheduler-plugins":
+            assert m.builds == ["plugins"], m.id
+
+
+def test_a_malformed_mutant_names_its_file_and_field(tmp_path):
+    bad = tmp_path / "x.yaml"
+    bad.write_text("id: x\nmodule: k8s.io/other\nfile: a.go\noriginal: a\nreplacement: b\nrule: r\nspec: s\nbuilds: [plugins]\n")
+    with pytest.raises(KitError, match=r"x.yaml: module: "):
+        mutate.load(bad)
+    same = tmp_path / "y.yaml"
+    same.write_text("id: y\nmodule: k8s.io/kubernetes\nfile: a.go\noriginal: a\nreplacement: a\nrule: r\nspec: s\nbuilds: [plugins]\n")
+    with pytest.raises(KitError, match="y.yaml: replacement: the same as original"):
+        mutate.load(same)
+
+
+def test_a_patch_applies_only_where_its_text_is_found_exactly_once():
+    m = MUTANTS[0].model_copy(update={"original": "x > 0", "replacement": "x >= 0"})
+    assert mutate.patched(m, "if x > 0 {") == "if x >= 0 {"
+    for text in ("if y > 0 {", "x > 0 && x > 0"):
+        with pytest.raises(KitError, match="exactly once"):
+            mutate.patched(m, text)
+
+
+def test_the_overlay_maps_the_pinned_file_to_its_patched_copy(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "mod" / "pkg" / "f.go"
+    src.parent.mkdir(parents=True)
+    src.write_text("package p\nconst a = 1\n")
+    m = MUTANTS[0].model_copy(update={"original": "a = 1", "replacement": "a = 2", "file": "pkg/f.go"})
+    monkeypatch.setattr(mutate, "source_file", lambda m, wrapper: src)
+    ov = json.loads(mutate.overlay(m, "plugins").read_text())["Replace"]
+    assert list(ov) == [str(src)]
+    assert open(ov[str(src)]).read() == "package p\nconst a = 2\n"
+    assert src.read_text() == "package p\nconst a = 1\n"  # the pinned source is untouched
+
+
+def test_failed_scenarios_are_read_from_the_junit_report():
+    root = ET.fromstring(
+        '<testsuites><testsuite>'
+        '<testcase name="test_scenario[plugins-preempt-basic]"><failure message="x"/></testcase>'
+        '<testcase name="test_scenario[upstream-pdb-best-effort]"/>'
+        '<testcase name="test_high_priority_pod_preempts_low_priority_pod[plugins]"><failure/></testcase>'
+        '</testsuite></testsuites>')
+    cases = list(root.iter("testcase"))
+    assert [mutate._scenario_of(c) for c in cases] == ["preempt-basic", "pdb-best-effort",
+                                                         "test_high_priority_pod_preempts_low_priority_pod"]
