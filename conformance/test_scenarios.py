@@ -91,7 +91,7 @@ def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_i
                     and item.callspec.params.get("build") == build}
     selected = [s for s in SCENARIOS if s.id in selected_ids]
     b = Batch(selected, kube, local_cluster, build, run_id, node_source, request.config.getoption("--repeat"),
-              stop_at_first_failure=request.config.getoption("exitfirst"))
+              stop_at_first_failure=request.config.getoption("maxfail") == 1)
     b.run()
     yield b
     if b.results:

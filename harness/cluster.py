@@ -73,7 +73,7 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
             **(port_options or {}),
         },
         **({"componentsPatches": [{"name": "kube-scheduler", "extraArgs": [
-            {"key": "v", "value": str(scheduler_verbosity), "override": True}]}]}
+            {"key": "v", "value": str(scheduler_verbosity)}]}]}
            if scheduler_verbosity is not None else {}),
     }
 

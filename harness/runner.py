@@ -583,7 +583,10 @@ def one_preemptor_victims_on_several_nodes(events: list) -> str:
         if len({node for _, _, node in victims}) > 1:
             related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
             out.append(f"one preemptor, victims on two nodes: {related} preempted "
-                       + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims)))
+                       + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
+                       + " (a scheduler race, not a model difference: the preemptor was tried again before its "
+                         "first preemption was settled, and preempted elsewhere; known causes are in the README, "
+                         "'What the kit has found')")
     return "; ".join(out)
 
 

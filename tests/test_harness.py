@@ -162,8 +162,8 @@ def test_victims_of_one_preemptor_on_two_nodes_are_named_as_a_scheduler_fault():
     from harness.runner import one_preemptor_victims_on_several_nodes as fault
 
     two = [_event("guarded-1", "u1", "n1", (6, 967)), _event("plain", "u1", "n2", (6, 996))]
-    assert fault(two) == ("one preemptor, victims on two nodes: p preempted guarded-1 on n1 at 01:07:06.967, "
-                          "plain on n2 at 01:07:06.996")
+    assert fault(two).startswith("one preemptor, victims on two nodes: p preempted guarded-1 on n1 at "
+                                 "01:07:06.967, plain on n2 at 01:07:06.996 (a scheduler race")
     same_node = [_event("a", "u1", "n1", (6, 1)), _event("b", "u1", "n1", (6, 2))]
     two_preemptors = [_event("a", "u1", "n1", (6, 1)), _event("b", "u2", "n2", (6, 2), preemptor="q")]
     assert fault(same_node) == "" and fault(two_preemptors) == ""
@@ -175,4 +175,4 @@ def test_kwokctl_gets_the_kits_ports_and_the_schedulers_verbosity(tmp_path):
                           tmp_path / "s.yaml", tmp_path, {"etcdPort": 20001, "kubeSchedulerPort": 20002}, 5)
     assert conf["options"]["etcdPort"] == 20001 and conf["options"]["kubeSchedulerPort"] == 20002
     assert conf["componentsPatches"] == [{"name": "kube-scheduler",
-                                          "extraArgs": [{"key": "v", "value": "5", "override": True}]}]
+                                          "extraArgs": [{"key": "v", "value": "5"}]}]
