@@ -1,11 +1,12 @@
 """Seeded scheduler bugs (mutants/*.yaml) and the kill matrix: does the suite notice each one?
 
 A mutant names a Go module the scheduler is built from, a file in it, an exact
-text and its replacement. It is built with Go's ``-overlay``: the patched file
-stands in for the original at build time, so the module cache (read-only, and
-checked against go.sum) is never touched and no copy of a whole module is
-needed; Go's build cache recompiles only the patched package and what depends
-on it. Binaries are cached by the patch's content.
+text and its replacement. It is built from a private copy of that module (hard
+links into the module cache, the patched file a file of its own) that a copy of
+the build's wrapper module points at with a local ``replace``; the module cache
+itself is read-only and never touched (Go refuses ``-overlay`` for files in it).
+Go's build cache recompiles only what the patch changes. Binaries are cached by
+the patch's content, so a re-run builds nothing.
 
 Each mutant binary then runs the conformance catalogue as an ordinary
 ``--scheduler-binary`` run in a pytest process of its own (so isolation,
@@ -19,7 +20,9 @@ kills.
 from __future__ import annotations
 
 import hashlib
-import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -108,23 +111,61 @@ def patched(m: Mutant, original_text: str) -> str:
     return original_text.replace(m.original, m.replacement)
 
 
-def overlay(m: Mutant, build: str) -> Path:
-    """Go's overlay file mapping the pinned source file to its patched copy."""
+def _pristine(module: str, version: str, src_root: Path) -> Path:
+    """A private, writable-by-us image of a pinned module: hard links into the module cache
+    (which is read-only and checked against go.sum, so it is never patched in place)."""
+    dest = toolchain.cache_root() / "mutants" / "modules" / f"{module.replace('/', '_')}@{version}"
+    if not dest.exists():
+        tmp = dest.with_name(dest.name + f".{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        linked = subprocess.run(["cp", "-al", str(src_root), str(tmp)], capture_output=True)
+        if linked.returncode != 0:  # another file system: a plain copy
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(src_root, tmp)
+        tmp.rename(dest)
+    return dest
+
+
+def source_tree(m: Mutant, build: str) -> tuple[Path, str]:
+    """A private copy of the build's wrapper module whose go.mod points the mutated module at a
+    patched copy of it; and a key naming the patch. The pinned module cache is never touched."""
     wrapper = SCHEDULER[build][0]
     src = source_file(m, wrapper)
     text = patched(m, src.read_text())
-    key = hashlib.sha256(f"{src}\0{text}".encode()).hexdigest()[:12]
-    d = toolchain.cache_root() / "mutants" / f"{m.id}-{key}"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / src.name).write_text(text)
-    ov = d / "overlay.json"
-    ov.write_text(json.dumps({"Replace": {str(src): str(d / src.name)}}, indent=1))
-    return ov
+    version = toolchain.module_versions(wrapper)[m.module]
+    module_root = src.parents[len(Path(m.file).parts) - 1]
+    key = hashlib.sha256(f"{m.module}@{version}\0{m.file}\0{text}".encode()).hexdigest()[:16]
+    d = toolchain.cache_root() / "mutants" / f"{m.id}-{build}-{key}"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    tree = d / "module"
+    subprocess.run(["cp", "-al", str(_pristine(m.module, version, module_root)), str(tree)], check=True)
+    target = tree / m.file
+    target.parent.chmod(0o755)
+    target.unlink()  # break the hard link: the patch goes to a file of its own
+    target.write_text(text)
+    wrapper_dir = d / "wrapper"
+    wrapper_dir.mkdir()
+    for f in (toolchain.GOMOD_DIR / wrapper).iterdir():
+        if f.is_file():
+            shutil.copy(f, wrapper_dir / f.name)
+    gomod = wrapper_dir / "go.mod"
+    lines = [ln for ln in gomod.read_text().splitlines()
+             if not re.match(rf"^\s*(replace\s+)?{re.escape(m.module)}\s+=>", ln)]
+    lines.append(f"replace {m.module} => {tree}")
+    gomod.write_text("\n".join(lines) + "\n")
+    return wrapper_dir, key
 
 
 def binary(m: Mutant, build: str) -> Path:
     wrapper, package = SCHEDULER[build]
-    return toolchain.ensure_variant(wrapper, package, overlay(m, build), label=f"mutant-{m.id}-{build}")
+    label = f"mutant-{m.id}-{build}"
+    wrapper_dir, key = source_tree(m, build)
+    try:
+        return toolchain.ensure_variant(wrapper, package, wrapper_dir, key, label)
+    finally:
+        shutil.rmtree(wrapper_dir.parent, ignore_errors=True)  # the binary is the cache entry
 
 
 # --- running ----------------------------------------------------------------------
@@ -196,7 +237,8 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         for b in m.builds:
             if b in builds:
                 bins[m.id, b] = binary(m, b)
-    baseline = [run_catalogue(b, None, out, "baseline", first_failure=False) for b in builds]
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(builds)))) as pool:
+        baseline = list(pool.map(lambda b: run_catalogue(b, None, out, "baseline", first_failure=False), builds))
     for r in baseline:
         print_(f"baseline [{r.build}]: {r.passed} passed, {len(r.failed)} failed in {r.seconds:.0f} s"
                + (f": {', '.join(r.failed)}" if r.failed else "") + (f" ({r.error})" if r.error else ""))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -228,28 +227,25 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     return paths
 
 
-def ensure_variant(module: str, package: str, overlay: Path, label: str) -> Path:
-    """One binary of a wrapper module built with some source files replaced (Go's -overlay):
-    a seeded bug, say. Cached by the module's key and the overlay's content."""
+def ensure_variant(module: str, package: str, wrapper_dir: Path, content_key: str, label: str) -> Path:
+    """One binary of a wrapper module built from a private copy of that module's directory
+    (its go.mod may replace a dependency with a patched local copy: a seeded bug, say).
+    Cached by the module's key and ``content_key``, which must name everything changed."""
     go = go_binary()
     go_version = _go_version(go)
     mod = MODULES[module]
-    digest = hashlib.sha256(overlay.read_bytes())
-    for replacement in sorted(json.loads(overlay.read_text())["Replace"].values()):
-        digest.update(Path(replacement).read_bytes())
-    target = cache_root() / "bin" / "variants" / f"{label}-{cache_key(module, go_version)}-{digest.hexdigest()[:12]}"
-    name = _binary_name(package)
-    path = target / name
+    target = cache_root() / "bin" / "variants" / f"{label}-{cache_key(module, go_version)}-{content_key[:12]}"
+    path = target / _binary_name(package)
     if path.is_file():
         return path
     with _build_lock(f"variant-{label}", target.name):
         if not path.is_file():
-            _build(mod, target, go, packages=(package,), extra=("-overlay", str(overlay)), label=label)
+            _build(mod, target, go, packages=(package,), label=label, cwd=wrapper_dir)
     return path
 
 
 def _build(mod: Module, target: Path, go: str, packages: tuple[str, ...] | None = None,
-           extra: tuple[str, ...] = (), label: str | None = None) -> None:
+           extra: tuple[str, ...] = (), label: str | None = None, cwd: Path | None = None) -> None:
     module = label or mod.name
     packages = packages or mod.packages
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -269,7 +265,7 @@ def _build(mod: Module, target: Path, go: str, packages: tuple[str, ...] | None 
         with open(log_path, "w") as logf:
             logf.write("$ " + " ".join(cmd) + "\n")
             logf.flush()
-            proc = subprocess.Popen(cmd, cwd=mod.path, env=env, stdout=logf, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(cmd, cwd=cwd or mod.path, env=env, stdout=logf, stderr=subprocess.STDOUT)
             last = started
             while proc.poll() is None:
                 time.sleep(0.5)
