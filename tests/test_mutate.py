@@ -41,17 +41,26 @@ def test_a_patch_applies_only_where_its_text_is_found_exactly_once():
             mutate.patched(m, text)
 
 
-def test_the_overlay_maps_the_pinned_file_to_its_patched_copy(tmp_path, monkeypatch):
+def test_a_mutant_builds_from_a_private_copy_and_leaves_the_pinned_source_alone(tmp_path, monkeypatch):
     monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path / "cache"))
-    src = tmp_path / "mod" / "pkg" / "f.go"
+    root = tmp_path / "mod" / "sigs.k8s.io" / "scheduler-plugins@v0.34.7"
+    src = root / "pkg" / "f.go"
+    other = root / "pkg" / "g.go"
     src.parent.mkdir(parents=True)
     src.write_text("package p\nconst a = 1\n")
-    m = MUTANTS[0].model_copy(update={"original": "a = 1", "replacement": "a = 2", "file": "pkg/f.go"})
+    other.write_text("package p\n")
+    m = next(x for x in MUTANTS if x.module == "sigs.k8s.io/scheduler-plugins").model_copy(
+        update={"original": "a = 1", "replacement": "a = 2", "file": "pkg/f.go"})
     monkeypatch.setattr(mutate, "source_file", lambda m, wrapper: src)
-    ov = json.loads(mutate.overlay(m, "plugins").read_text())["Replace"]
-    assert list(ov) == [str(src)]
-    assert open(ov[str(src)]).read() == "package p\nconst a = 2\n"
+    wrapper_dir, key = mutate.source_tree(m, "plugins")
+    tree = wrapper_dir.parent / "module"
+    assert (tree / "pkg" / "f.go").read_text() == "package p\nconst a = 2\n"
     assert src.read_text() == "package p\nconst a = 1\n"  # the pinned source is untouched
+    assert (tree / "pkg" / "g.go").stat().st_ino == other.stat().st_ino  # the rest is linked, not copied
+    gomod = (wrapper_dir / "go.mod").read_text()
+    assert gomod.rstrip().endswith(f"replace sigs.k8s.io/scheduler-plugins => {tree}")
+    assert gomod.count("sigs.k8s.io/scheduler-plugins =>") == 1
+    assert mutate.source_tree(m, "plugins")[1] == key  # the same patch, the same cache key
 
 
 def test_failed_scenarios_are_read_from_the_junit_report():
