@@ -48,6 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--scheduler-verbosity", type=int, default=None, metavar="V",
                 help="the local cluster's kube-scheduler logs at -v=V (its log lines land in a failing "
                      "scenario's artifacts); 4 shows each scheduling attempt, 5 the queue's moves")
+    g.addoption("--artifacts", type=Path, default=Path("artifacts"), metavar="DIR",
+                help="where failing scenarios leave their pods, events and scheduler log lines (default: artifacts)")
     g.addoption("--no-cluster", action="store_true",
                 help="skip every test that needs a cluster (they are reported as skipped, not passed)")
 

@@ -21,7 +21,6 @@ from harness.runner import KwokNodes, Result, ScenarioRun
 from harness.scenario import load_all
 
 SCENARIOS = load_all(Path(__file__).parent.parent / "scenarios")
-ARTIFACTS = Path("artifacts")
 MAX_CONCURRENT = 12
 
 
@@ -35,7 +34,8 @@ class Batch:
     """Runs the selected scenarios (each ``copies`` times, side by side) for one build and keeps their results."""
 
     def __init__(self, selected: list, kube, local, build: str, run_id: str, nodes, copies: int = 1,
-                 stop_at_first_failure: bool = False):
+                 stop_at_first_failure: bool = False, artifacts: Path = Path("artifacts")):
+        self.artifacts = artifacts
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
         self.nodes, self.copies = nodes, copies
         self.stop_at_first_failure = stop_at_first_failure
@@ -48,7 +48,7 @@ class Batch:
         # A scenario specified for another build is still run, against its own
         # semantics, so the report shows what this build lacks.
         runs = [ScenarioRun(self.kube.kubeconfig, s, self.build if s.applies_to(self.build) else s.builds[0],
-                            self.run_id, ARTIFACTS, log, label=self.build, nodes=self.nodes, copy=c)
+                            self.run_id, self.artifacts, log, label=self.build, nodes=self.nodes, copy=c)
                 for s in self.selected for c in range(self.copies)]
         together = [r for r in runs if not r.s.alone]
         # Lent real nodes go to one scenario at a time; kwok nodes are made per scenario.
@@ -91,7 +91,8 @@ def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_i
                     and item.callspec.params.get("build") == build}
     selected = [s for s in SCENARIOS if s.id in selected_ids]
     b = Batch(selected, kube, local_cluster, build, run_id, node_source, request.config.getoption("--repeat"),
-              stop_at_first_failure=request.config.getoption("maxfail") == 1)
+              stop_at_first_failure=request.config.getoption("maxfail") == 1,
+              artifacts=request.config.getoption("--artifacts"))
     b.run()
     yield b
     if b.results:

@@ -200,7 +200,8 @@ def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, fir
     out.mkdir(parents=True, exist_ok=True)
     xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
     cmd = [sys.executable, "-m", "pytest", "conformance/test_smoke.py", "conformance/test_scenarios.py",
-           "--scheduler", build, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}", *extra]
+           "--scheduler", build, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
+           f"--artifacts={out / f'{label}-{build}'}", *extra]
     if scheduler is not None:
         cmd += ["--scheduler-binary", str(scheduler)]
     if first_failure:
