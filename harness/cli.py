@@ -118,7 +118,7 @@ def cmd_validate(args) -> int:
 def cmd_explain(args) -> int:
     from reference import scheduler as sched
 
-    from .expectation import apply_step, check_expect, model_priorities, model_rejections
+    from .expectation import apply_step, check_expect, model_messages, model_priorities, model_rejections
     from .scenario import initial_state, load, to_pdb
 
     s = load(args.file)
@@ -149,7 +149,8 @@ def cmd_explain(args) -> int:
                 print(f"    a toleration ends at {pr.retry_not_before.isoformat()}; that is no cluster event,"
                       " so the retry comes from another event or the 5-minute flush")
         if step.expect:
-            miss = check_expect(step.expect, sched.view(world), model_rejections(world), model_priorities(world))
+            miss = check_expect(step.expect, sched.view(world), model_rejections(world), model_priorities(world),
+                                model_messages(world))
             print("  expect: " + ("met" if not miss else "NOT met: " + "; ".join(
                 f"{m.pod} {m.field}: wanted {m.expected}, model has {m.actual}" for m in miss)))
     return 0

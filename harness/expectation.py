@@ -82,7 +82,7 @@ def _as_set(nodes: str | list[str]) -> set[str]:
 
 
 def check_expect(expect: Expect, pods: dict[str, PodView], rejected: dict[str, str],
-                 priorities: dict[str, int] | None = None) -> list[Mismatch]:
+                 priorities: dict[str, int] | None = None, messages: dict[str, str] | None = None) -> list[Mismatch]:
     """Compare an ``expect:`` block with a view of the pods (model's or cluster's)."""
     out: list[Mismatch] = []
     gone = PodView("gone")
@@ -114,6 +114,10 @@ def check_expect(expect: Expect, pods: dict[str, PodView], rejected: dict[str, s
         got = (priorities or {}).get(name)
         if got != value:
             out.append(Mismatch(name, "priority", str(value), str(got)))
+    for name, part in expect.message.items():
+        got = (messages or {}).get(name, "")
+        if part not in got:
+            out.append(Mismatch(name, "message", f"a scheduling failure message with '{part}'", got or "no message"))
     return out
 
 
@@ -129,8 +133,18 @@ def model_priorities(world: World) -> dict[str, int]:
     return {p.name: p.priority for p in world.state.pods}
 
 
+def model_messages(world: World) -> dict[str, str]:
+    """Each pending pod's scheduling failure message, as its last attempt in the model left it."""
+    pending = {p.key for p in world.state.pods if not p.node_name}
+    out: dict[str, str] = {}
+    for pr in world.predictions:
+        if pr.pod in pending and pr.message:
+            out[pr.pod.split("/", 1)[1]] = pr.message
+    return out
+
+
 def model_rejections(world: World) -> dict[str, str]:
     return dict(world.rejected)
 
 
-__all__ = ["Mismatch", "apply_step", "check_expect", "simulate", "settle"]
+__all__ = ["Mismatch", "apply_step", "check_expect", "model_messages", "simulate", "settle"]

@@ -500,9 +500,19 @@ class ScenarioRun:
                 reasons.append(f"  {pr.pod} node {v.node}: {v.reason}" + (f"; exempted: {extra}" if extra else ""))
         if len(worlds) > 1:
             reasons.append(f"  ({len(worlds)} outcomes allowed by ties; the closest is shown)")
-        expect_mismatches = check_expect(step.expect, observed, self.rejected, priorities) if step.expect else []
+        expect_mismatches = (check_expect(step.expect, observed, self.rejected, priorities, self.messages())
+                             if step.expect else [])
         return StepRecord(i, step.action or "expect", sched.view(predicted_world), observed, mismatches,
                           expect_mismatches, reasons, self.faults())
+
+    def messages(self) -> dict[str, str]:
+        """Each pending pod's scheduling failure message (its PodScheduled=False condition)."""
+        out = {}
+        for v in self.kube.pods(self.ns):
+            c = condition(v, "PodScheduled")
+            if not v.spec.node_name and c is not None and c.status == "False" and c.message:
+                out[v.metadata.name] = c.message
+        return out
 
     def faults(self) -> list[str]:
         """Outcomes no specification allows, named, with the events that show them."""

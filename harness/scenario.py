@@ -144,6 +144,7 @@ class Expect(Strict):
     nominated: dict[str, PodSet] = {}
     rejected: dict[str, str] = {}  # pod or class name -> part of the message
     priority: dict[str, int] = {}
+    message: dict[str, str] = {}  # pending pod -> part of its scheduling failure message
 
 
 class Step(Strict):
@@ -234,7 +235,8 @@ class Scenario(Strict):
             if step.expect:
                 known = pods | classes
                 e = step.expect
-                for field_name in ("running", "preempted", "notPreempted", "pending", "nominated", "rejected", "priority"):
+                for field_name in ("running", "preempted", "notPreempted", "pending", "nominated", "rejected", "priority",
+                                   "message"):
                     for name in getattr(e, field_name):
                         if name not in known:
                             errors.append(f"{where}.expect.{field_name}: no pod or class named {name!r} exists by then")

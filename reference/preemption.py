@@ -318,6 +318,9 @@ def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime
     return frozenset(winners), "tie: the scheduler picks any of these"
 
 
+NOT_HELPFUL = "Preemption is not helpful for scheduling"  # an UnschedulableAndUnresolvable node, in the message
+
+
 def _summary(statuses: list[str]) -> str:
     counts = Counter(statuses)
     return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
@@ -355,7 +358,8 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
             verdicts.append(select_victims_on_node(state, pod, node, plugin, now, st))
     candidates = [v for v in verdicts if v.candidate]
     if not candidates:
-        reasons = [v.reason for v in verdicts]
+        # The message names a node left out of the dry run as upstream does.
+        reasons = [NOT_HELPFUL if v.filter.code == flt.UNRESOLVABLE else v.reason for v in verdicts]
         ends = [v.exempt_until for v in verdicts if v.exempt_until is not None and v.filter.code != flt.UNRESOLVABLE]
         return Prediction(
             pod.key, "unschedulable", nominated_node="", per_node=tuple(verdicts),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.expectation import check_expect, model_priorities, model_rejections, simulate
+from harness.expectation import check_expect, model_messages, model_priorities, model_rejections, simulate
 from harness.scenario import load_all
 from reference.scheduler import view
 
@@ -21,7 +21,7 @@ def _mismatches(scenario, build):
     for i, (step, world) in enumerate(zip(scenario.steps, worlds[1:])):
         if step.expect is not None:
             out += [(i, m) for m in check_expect(step.expect, view(world), model_rejections(world),
-                                                 model_priorities(world))]
+                                                 model_priorities(world), model_messages(world))]
     return out, worlds[-1].log
 
 
