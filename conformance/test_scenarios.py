@@ -50,7 +50,8 @@ class Batch:
         runs = [ScenarioRun(self.kube.kubeconfig, s, self.build if s.applies_to(self.build) else s.builds[0],
                             self.run_id, self.artifacts, log, label=self.build, nodes=self.nodes, copy=c)
                 for s in self.selected for c in range(self.copies)]
-        together = [r for r in runs if not r.s.alone]
+        # Longest first: a long scenario started last would end the batch long after the rest.
+        together = sorted((r for r in runs if not r.s.alone), key=lambda r: -r.s.least_seconds())
         # Lent real nodes go to one scenario at a time; kwok nodes are made per scenario.
         workers = MAX_CONCURRENT if isinstance(self.nodes, KwokNodes) else 1
         def run_one(r: ScenarioRun) -> Result:

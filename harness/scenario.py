@@ -255,6 +255,11 @@ class Scenario(Strict):
     def applies_to(self, build: str) -> bool:
         return build in self.builds
 
+    def least_seconds(self) -> float:
+        """A lower bound of the scenario's run time: the time its steps make pass on purpose."""
+        return sum((st.wait or timedelta()).total_seconds() + (st.settle or timedelta()).total_seconds()
+                   for st in self.steps)
+
 
 def _dupes(names: list[str], where: str, errors: list[str]) -> None:
     seen: set[str] = set()
