@@ -50,6 +50,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "scenario's artifacts); 4 shows each scheduling attempt, 5 the queue's moves")
     g.addoption("--artifacts", type=Path, default=Path("artifacts"), metavar="DIR",
                 help="where failing scenarios leave their pods, events and scheduler log lines (default: artifacts)")
+    g.addoption("--scenarios", type=Path, action="append", default=None, metavar="PATH",
+                help="run these scenario files or folders instead of the kit's catalogue (repeatable; "
+                     "add --scenarios scenarios to run the catalogue too)")
     g.addoption("--no-cluster", action="store_true",
                 help="skip every test that needs a cluster (they are reported as skipped, not passed)")
 
@@ -69,10 +72,10 @@ def pytest_configure(config: pytest.Config) -> None:
     lifecycle.install_signal_handlers()
     _builds(config)
     # A bad scenario file stops the run before anything starts, with its file and field.
-    from harness.scenario import ScenarioError, load_all
+    from harness.scenario import ScenarioError, load_sources
 
     try:
-        load_all(Path(__file__).parent.parent / "scenarios")
+        config._scenarios = load_sources(config.getoption("--scenarios"))
     except ScenarioError as e:
         raise pytest.UsageError(f"invalid scenario: {e}") from None
     for opt in ("--scheduler-binary", "--scheduler-config", "--kubeconfig"):
@@ -121,6 +124,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             raise pytest.UsageError("--repeat: give a number of copies, 1 or more")
         if n > 1:  # one copy keeps the plain test ids
             metafunc.parametrize("copy", range(n), ids=[f"copy{i}" for i in range(n)])
+    if "scenario" in metafunc.fixturenames:
+        # One test per scenario, marked with its areas so that -m selects by area.
+        metafunc.parametrize("scenario", [
+            pytest.param(s, id=s.id, marks=[pytest.mark.cluster, *(getattr(pytest.mark, a) for a in s.areas)])
+            for s in metafunc.config._scenarios])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -18,16 +18,8 @@ import pytest
 
 from harness import lifecycle
 from harness.runner import KwokNodes, Result, ScenarioRun
-from harness.scenario import load_all
 
-SCENARIOS = load_all(Path(__file__).parent.parent / "scenarios")
 MAX_CONCURRENT = 12
-
-
-def _params():
-    for s in SCENARIOS:
-        marks = [pytest.mark.cluster, *(getattr(pytest.mark, a) for a in s.areas)]
-        yield pytest.param(s, id=s.id, marks=marks)
 
 
 class Batch:
@@ -90,7 +82,7 @@ def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_i
     selected_ids = {item.callspec.params["scenario"].id for item in request.session.items
                     if "scenario" in getattr(getattr(item, "callspec", None), "params", {})
                     and item.callspec.params.get("build") == build}
-    selected = [s for s in SCENARIOS if s.id in selected_ids]
+    selected = [s for s in request.config._scenarios if s.id in selected_ids]
     b = Batch(selected, kube, local_cluster, build, run_id, node_source, request.config.getoption("--repeat"),
               stop_at_first_failure=request.config.getoption("maxfail") == 1,
               artifacts=request.config.getoption("--artifacts"))
@@ -103,7 +95,6 @@ def batch(request: pytest.FixtureRequest, kube, local_cluster, build: str, run_i
             f"longest: {longest.scenario.id} {longest.seconds:.1f} s"]
 
 
-@pytest.mark.parametrize("scenario", list(_params()))
 def test_scenario(scenario, build: str, copy: int, batch: Batch):
     result = batch.results[scenario.id, copy]
     if result.cancelled:

@@ -101,13 +101,19 @@ def cmd_build(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .scenario import ScenarioError, load
+    from .scenario import CATALOGUE, ScenarioError, load, load_sources, scenario_files
 
-    files = [Path(f) for f in args.files] or sorted((REPO / "scenarios").glob("*.yaml"))
+    files = scenario_files([Path(f) for f in args.files] or [CATALOGUE])
     failed = 0
     for f in files:
         try:
             load(f)
+        except ScenarioError as e:
+            failed += 1
+            print(f"INVALID {e}")
+    if not failed:
+        try:
+            load_sources(files)  # ids unique across folders
         except ScenarioError as e:
             failed += 1
             print(f"INVALID {e}")
@@ -167,18 +173,63 @@ def cmd_matrix(args) -> int:
     from reference.objects import ClusterState
     from reference.toleration import preemption_matrix
 
-    from .scenario import load, to_class
+    if (args.file is None) == (args.kubeconfig is None):
+        raise KitError("matrix: give a scenario FILE or --kubeconfig PATH (a cluster whose classes to read)")
+    if args.kubeconfig is not None:
+        classes, source = _live_classes(args.kubeconfig), f"the cluster of {args.kubeconfig}"
+    else:
+        from .scenario import load, to_class
 
-    s = load(args.file)
-    classes = tuple(to_class(c) for c in s.priorityClasses)
-    m = preemption_matrix(ClusterState(priority_classes=classes))
-    names = [c.name for c in sorted(classes, key=lambda c: -c.value)]
-    width = max(len(n) for n in names) + 2
-    print("can a pod of ROW preempt a running pod of COLUMN (PreemptionToleration semantics)\n")
-    print(" " * width + "".join(f"{n:<{width}}" for n in names))
-    for a in names:
-        print(f"{a:<{width}}" + "".join(f"{m[a, b].verdict:<{width}}" for b in names))
+        classes, source = tuple(to_class(c) for c in load(args.file).priorityClasses), str(args.file)
+    if not classes:
+        raise KitError(f"{source} has no PriorityClasses")
+    state = ClusterState(priority_classes=classes)
+    builds = ("plugins", "upstream")
+    matrices = {b: preemption_matrix(state, build=b) for b in builds}
+    names = [c.name for c in sorted(classes, key=lambda c: (-c.value, c.name))]
+    rows = [{"preemptor": a, "victim": b, "build": build, "verdict": matrices[build][a, b].verdict,
+             "reason": matrices[build][a, b].reason} for build in builds for a in names for b in names]
+    if args.format == "json":
+        print(json.dumps(rows, indent=1))
+    elif args.format == "csv":
+        import csv
+
+        w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    else:
+        width = max(len(n) for n in names) + 2
+        for build, title in (("plugins", "PreemptionToleration (scheduler-plugins)"), ("upstream", "upstream DefaultPreemption")):
+            print(f"can a pod of ROW preempt a running pod of COLUMN, {title}; classes of {source}\n")
+            print(" " * width + "".join(f"{n:<{width}}" for n in names))
+            for a in names:
+                print(f"{a:<{width}}" + "".join(f"{matrices[build][a, b].verdict:<{width}}" for b in names))
+            print()
+        print("why (plugins):")
+        for a in names:
+            for b in names:
+                cell = matrices["plugins"][a, b]
+                if cell.verdict != "no":
+                    print(f"  {a} -> {b}: {cell.verdict}: {cell.reason}")
     return 0
+
+
+def _live_classes(kubeconfig: Path) -> tuple:
+    """The PriorityClasses of a real cluster, read only."""
+    from reference.objects import PriorityClass
+
+    from .kube import Kube
+
+    kube = Kube(kubeconfig)
+    try:
+        kube.check_reachable()
+        items = kube.scheduling.list_priority_class().items
+    finally:
+        kube.close()
+    return tuple(PriorityClass(pc.metadata.name, pc.value, bool(pc.global_default),
+                               pc.preemption_policy or "PreemptLowerPriority",
+                               tuple(sorted((pc.metadata.annotations or {}).items())), pc.description or "")
+                 for pc in items)
 
 
 def cmd_mutants(args) -> int:
@@ -230,8 +281,8 @@ def parser() -> argparse.ArgumentParser:
     st.set_defaults(func=cmd_cluster_status)
     b = sub.add_parser("build", help="build or find the cached control-plane binaries")
     b.set_defaults(func=cmd_build)
-    v = sub.add_parser("validate", help="check scenario files")
-    v.add_argument("files", nargs="*")
+    v = sub.add_parser("validate", help="check scenario files (or folders of them; default: the catalogue)")
+    v.add_argument("files", nargs="*", metavar="PATH")
     v.set_defaults(func=cmd_validate)
     e = sub.add_parser("explain", help="step the model through a scenario file, with reasons")
     e.add_argument("file", type=Path)
@@ -244,8 +295,11 @@ def parser() -> argparse.ArgumentParser:
     mu.add_argument("--full", action="store_true",
                     help="run every scenario on every build a mutant affects (default: stop at the first kill)")
     mu.set_defaults(func=cmd_mutants)
-    m = sub.add_parser("matrix", help="the class-by-class preemption matrix of a scenario's classes")
-    m.add_argument("file", type=Path)
+    m = sub.add_parser("matrix", help="who can preempt whom, now, after N s or never: a scenario's classes "
+                                      "or a live cluster's (read only)")
+    m.add_argument("file", type=Path, nargs="?")
+    m.add_argument("--kubeconfig", type=Path, help="read the PriorityClasses of this cluster (changes nothing)")
+    m.add_argument("--format", choices=["table", "csv", "json"], default="table")
     m.set_defaults(func=cmd_matrix)
     return p
 

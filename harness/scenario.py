@@ -326,6 +326,36 @@ def load_all(directory: str | Path) -> list[Scenario]:
     return [load(p) for p in sorted(Path(directory).glob("*.yaml"))]
 
 
+CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def scenario_files(sources: list[Path]) -> list[Path]:
+    """The scenario files named by ``sources``: files as given, folders' *.yaml files in name order."""
+    files: list[Path] = []
+    for src in sources:
+        if src.is_dir():
+            files += sorted(src.glob("*.yaml"))
+        elif src.is_file():
+            files.append(src)
+        else:
+            raise ScenarioError(f"{src}: no such scenario file or folder")
+    return files
+
+
+def load_sources(sources: list[Path] | None = None) -> list[Scenario]:
+    """Every scenario in ``sources`` (default: the kit's catalogue). One id may be used once."""
+    seen: dict[str, Path] = {}
+    out = []
+    for f in scenario_files(sources or [CATALOGUE]):
+        s = load(f)
+        if s.id in seen and seen[s.id].resolve() != f.resolve():
+            raise ScenarioError(f"{f}: id: {s.id!r} is also the id of {seen[s.id]}; scenario ids must be unique")
+        if s.id not in seen:
+            seen[s.id] = f
+            out.append(s)
+    return out
+
+
 # --- to the model -----------------------------------------------------------------
 
 

@@ -119,8 +119,10 @@ class MatrixCell:
     reason: str
 
 
-def preemption_matrix(state: ClusterState, prefix: str = DEFAULT_PREFIX) -> dict[tuple[str, str], MatrixCell]:
-    """For every (preemptor class, victim class): can a pod of the first preempt one of the second?"""
+def preemption_matrix(state: ClusterState, prefix: str = DEFAULT_PREFIX,
+                      build: str = "plugins") -> dict[tuple[str, str], MatrixCell]:
+    """For every (preemptor class, victim class): can a running pod of the second be preempted
+    by a pod of the first, and when? ``build`` "upstream" knows no toleration policy."""
     out: dict[tuple[str, str], MatrixCell] = {}
     for a in state.priority_classes:
         for b in state.priority_classes:
@@ -130,6 +132,11 @@ def preemption_matrix(state: ClusterState, prefix: str = DEFAULT_PREFIX) -> dict
             if a.value <= b.value:
                 out[a.name, b.name] = MatrixCell("no", f"{a.value} is not higher than {b.value}")
                 continue
+            if build == "upstream":
+                out[a.name, b.name] = MatrixCell("immediately", f"{a.value} > {b.value}; no toleration policy upstream")
+                continue
+            ignored = " (its scheduling.sigs.k8s.io annotations are ignored)" if any(
+                k.startswith(SIGS_PREFIX) for k in b.annotation_map) and prefix != SIGS_PREFIX else ""
             try:
                 policy = parse_policy(b, prefix)
             except PolicyError as e:
@@ -138,13 +145,13 @@ def preemption_matrix(state: ClusterState, prefix: str = DEFAULT_PREFIX) -> dict
             if a.value >= policy.minimum_preemptable_priority:
                 out[a.name, b.name] = MatrixCell(
                     "immediately", f"{a.value} >= minimum-preemptable-priority {policy.minimum_preemptable_priority}"
-                )
+                    + ignored)
             elif policy.toleration_seconds < 0:
-                out[a.name, b.name] = MatrixCell("never", "toleration-seconds < 0")
+                out[a.name, b.name] = MatrixCell("never", "toleration-seconds < 0" + ignored)
             elif policy.toleration_seconds == 0:
-                out[a.name, b.name] = MatrixCell("immediately", "toleration-seconds 0")
+                out[a.name, b.name] = MatrixCell("immediately", "toleration-seconds 0" + ignored)
             else:
                 out[a.name, b.name] = MatrixCell(
-                    f"after {policy.toleration_seconds}s", "once the victim has been scheduled that long"
+                    f"after {policy.toleration_seconds}s", "once the victim has been scheduled that long" + ignored
                 )
     return out

@@ -4,6 +4,7 @@ from datetime import datetime, timezone
 
 from freezegun import freeze_time
 
+from reference.objects import PriorityClass
 from reference.preemption import predict
 from reference.toleration import preemption_matrix
 
@@ -81,3 +82,22 @@ def test_matrix_of_the_kep_classes():
     assert m["high", "low-non-preempted-30min"].verdict == "after 1800s"
     assert m["high", "low"].verdict == "immediately"
     assert m["system-critical", "low-non-preempted"].verdict == "immediately"
+
+
+def test_matrix_of_the_kep_classes_upstream_knows_no_toleration():
+    m = preemption_matrix(state(CLASSES), build="upstream")
+    for victim in ("low-non-preempted", "low-non-preempted-10min", "low-non-preempted-30min", "low"):
+        assert m["high", victim].verdict == "immediately"
+    assert m["low", "high"].verdict == "no" and m["low", "low-non-preempted"].verdict == "no"
+
+
+def test_matrix_names_what_the_plugin_ignores_and_cannot_parse():
+    from reference.toleration import SIGS_PREFIX
+
+    classes = [pc("high", 9000), pc("low", 8000),
+               PriorityClass("low-sigs", 8000, annotations=((SIGS_PREFIX + "toleration-seconds", "-1"),)),
+               PriorityClass("low-garbled", 8000, annotations=(
+                   ("preemption-toleration.scheduling.x-k8s.io/toleration-seconds", "ten"),))]
+    m = preemption_matrix(state(classes))
+    assert m["high", "low-sigs"].verdict == "immediately" and "ignored" in m["high", "low-sigs"].reason
+    assert m["high", "low-garbled"].verdict == "immediately" and "does not parse" in m["high", "low-garbled"].reason
