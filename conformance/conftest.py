@@ -12,7 +12,10 @@ skips the cluster tests, and then pytest reports them as skipped.
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -86,8 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _modules_needed(config: pytest.Config) -> tuple[str, ...]:
     """The Go modules the local clusters of this run will start binaries from."""
-    if (config.getoption("--no-cluster") or config.getoption("--kubeconfig")
-            or config.getoption("--cluster") != "local"):
+    if not _local_mode(config):
         return ()
     modules = ["etcd", "kwok", "kubernetes"]
     if "plugins" in _builds(config) and config.getoption("--scheduler-binary") is None:
@@ -140,6 +142,137 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+class LocalClusters:
+    """The run's local clusters: one per build, started together, each build's scenarios run in
+    the background from the moment tests are collected, while other tests (faults, smoke) run."""
+
+    def __init__(self, config: pytest.Config, run_id: str):
+        self.config, self.run_id = config, run_id
+        self._lock = threading.Lock()
+        self._clusters: dict[str, Future] = {}
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clusters")
+        self.batches: dict[str, Future] = {}
+        self._batch_objects: dict = {}
+        self._ending = threading.Event()
+        self.started = time.monotonic()
+        self._peak = 0
+        self._made: list[LocalCluster] = []  # every cluster of this run, for the memory figure
+        self._done = threading.Event()
+        threading.Thread(target=self._watch_memory, name="memory", daemon=True).start()
+
+    def _watch_memory(self) -> None:
+        while not self._done.wait(1):
+            self._peak = max(self._peak, self._rss())
+
+    def _rss(self) -> int:
+        return lifecycle.rss_of_kit([c.workdir for c in list(self._made) if c.workdir is not None])
+
+    def peak_rss(self) -> int:
+        return max(self._peak, self._rss())
+
+    def options(self, build: str, suffix: str = "") -> ClusterOptions:
+        c = self.config
+        return ClusterOptions(build=build, scheduler_binary=c.getoption("--scheduler-binary"),
+                              scheduler_config=c.getoption("--scheduler-config"),
+                              scheduler_verbosity=c.getoption("--scheduler-verbosity"),
+                              name=f"prio-{build}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
+
+    def _up(self, build: str) -> LocalCluster:
+        local = LocalCluster(self.options(build))
+        self._made.append(local)
+        local.up()
+        return local
+
+    def get(self, build: str) -> LocalCluster:
+        with self._lock:
+            if build not in self._clusters:
+                self._clusters[build] = self._pool.submit(self._up, build)
+        return self._clusters[build].result()
+
+    def own(self, build: str, suffix: str) -> LocalCluster:
+        """A further cluster of the build for one scenario; the caller brings it up and down."""
+        local = LocalCluster(self.options(build, suffix))
+        self._made.append(local)
+        return local
+
+    def start_batch(self, build: str, scenarios: list) -> None:
+        from harness.batch import Batch
+        from harness.runner import KwokNodes
+
+        def run():
+            local = self.get(build)
+            kube = Kube(local.kubeconfig)
+            try:
+                b = self._batch_objects[build] = Batch(
+                    scenarios, kube, local, build, self.run_id, KwokNodes(), self.config.getoption("--repeat"),
+                    stop_at_first_failure=self.config.getoption("maxfail") == 1,
+                    artifacts=self.config.getoption("--artifacts"),
+                    alone_cluster=lambda suffix: self.own(build, suffix))
+                if self._ending.is_set():
+                    b.cancel()
+                b.run()
+                return b
+            finally:
+                kube.close()
+
+        self.batches[build] = self._pool.submit(run)
+
+    def down_all(self) -> None:
+        # Tests that ended early (-x, an interrupt) leave batches running: their verdicts are
+        # no longer wanted, and every scenario stops at its next poll.
+        self._ending.set()
+        for b in list(self._batch_objects.values()):
+            b.cancel()
+        for f in self.batches.values():
+            try:
+                f.result(timeout=30)
+            except BaseException:
+                pass
+        for build, f in self._clusters.items():
+            try:
+                local = f.result()
+            except BaseException:
+                continue  # up() removed what it had started
+            if self.config.getoption("--keep-cluster") and not lifecycle.stopping():
+                local.keep()
+                print(f"\nkept the {build} cluster: KUBECONFIG={local.kubeconfig}; "
+                      f"stop it with: KWOK_WORKDIR={local.workdir} kwokctl --name {local.name} delete cluster")
+            else:
+                local.down()
+        self._done.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _local_mode(config: pytest.Config) -> bool:
+    return not (config.getoption("--no-cluster") or config.getoption("--kubeconfig")
+                or config.getoption("--cluster") != "local")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start every build's cluster, and its scenarios, as soon as the tests are known."""
+    config = session.config
+    if not _local_mode(config) or config.getoption("collectonly"):
+        return
+    config._run_id = uuid.uuid4().hex[:6]
+    clusters = config._local_clusters = LocalClusters(config, config._run_id)
+    wanted: dict[str, list] = {}
+    for item in session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "scenario" in params and "build" in params:
+            ids = wanted.setdefault(params["build"], [])
+            if params["scenario"] not in ids:
+                ids.append(params["scenario"])
+    for build in _builds(config):
+        if build in wanted:
+            clusters.start_batch(build, wanted[build])
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    clusters = getattr(session.config, "_local_clusters", None)
+    if clusters is not None:
+        clusters.down_all()
+
+
 @pytest.fixture
 def copy() -> int:
     """Which copy of a scenario a test reports (--repeat); the only one otherwise."""
@@ -147,8 +280,8 @@ def copy() -> int:
 
 
 @pytest.fixture(scope="session")
-def run_id() -> str:
-    return uuid.uuid4().hex[:6]
+def run_id(request: pytest.FixtureRequest) -> str:
+    return getattr(request.config, "_run_id", None) or uuid.uuid4().hex[:6]
 
 
 @pytest.fixture(scope="session")
@@ -174,26 +307,16 @@ def cluster(request: pytest.FixtureRequest, build: str):
         if problem:
             pytest.fail(f"kind cluster not available: {problem}", pytrace=False)
         return
-    options = ClusterOptions(
-        build=build,
-        scheduler_binary=config.getoption("--scheduler-binary"),
-        scheduler_config=config.getoption("--scheduler-config"),
-        scheduler_verbosity=config.getoption("--scheduler-verbosity"),
-        name=f"prio-{build}-{os.getpid()}",
-    )
-    local = LocalCluster(options)
-    _or_fail(local.up)
+    # The local clusters are the run's, started at collection and stopped at session end.
+    try:
+        local = config._local_clusters.get(build)
+    except KitError as e:
+        pytest.fail(f"cluster not available: {e}", pytrace=False)
     kube = Kube(local.kubeconfig)
     try:
         yield kube, local
     finally:
         kube.close()
-        if config.getoption("--keep-cluster") and not lifecycle.stopping():
-            local.keep()
-            print(f"\nkept the {build} cluster: KUBECONFIG={local.kubeconfig}; "
-                  f"stop it with: KWOK_WORKDIR={local.workdir} kwokctl --name {local.name} delete cluster")
-        else:
-            local.down()
 
 
 @pytest.fixture(scope="session")
@@ -245,3 +368,10 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     for line in getattr(config, "_scenario_timing", []):
         terminalreporter.write_line(line)
+    clusters = getattr(config, "_local_clusters", None)
+    longest = getattr(config, "_longest", 0.0)
+    if clusters is not None and longest:
+        wall = time.monotonic() - clusters.started
+        terminalreporter.write_line(
+            f"[run] {wall:.1f} s from collection to the end, {wall / longest:.2f}x the longest scenario "
+            f"({longest:.1f} s); peak memory of the kit and its clusters {clusters.peak_rss() / 2**30:.1f} GiB")

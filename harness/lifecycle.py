@@ -180,6 +180,25 @@ def alive(pid: int) -> bool:
         return False
 
 
+def rss_of_kit(workdirs: list[Path]) -> int:
+    """Bytes resident in this process and in every process of the given clusters (their command
+    lines name the cluster's directory): the kit's memory, sampled."""
+    needles = [str(w).encode() for w in workdirs]
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if int(entry.name) != os.getpid() and not any(n in (entry / "cmdline").read_bytes() for n in needles):
+                continue
+            for line in (entry / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except (FileNotFoundError, ProcessLookupError, PermissionError, ValueError):
+            continue
+    return total
+
+
 def reap(workdir: Path) -> None:
     """Stop everything that names ``workdir`` and remove it, until nothing is left starting."""
     import shutil

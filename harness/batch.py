@@ -1,0 +1,129 @@
+"""A build's scenarios, run side by side: the shared cluster's batch and the ones that need a cluster alone.
+
+Scenarios run concurrently on one cluster, each in its own namespace with its
+own nodes. A scenario that needs the cluster to itself (``alone``: it changes
+cluster-wide state, or its outcome needs a quiet queue) gets a cluster of its
+own when the kit can start one (``alone_cluster``), concurrently with the
+rest; on a cluster the kit cannot multiply (``--kubeconfig``, kind) such
+scenarios run one at a time after the batch, once its namespaces are gone.
+Longest first everywhere: a long scenario started last ends a run late.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+from . import lifecycle
+from .cluster import LocalCluster
+from .errors import KitError
+from .kube import Kube
+from .runner import KwokNodes, NodeSource, Result, ScenarioRun
+from .scenario import Scenario
+
+MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
+MAX_ALONE_CLUSTERS = 2  # clusters of their own at once, per build
+
+
+def failed(result: Result, build: str) -> bool:
+    """A verdict against the build: a difference where none is expected, or an unexpected pass."""
+    if result.cancelled:
+        return False
+    return not result.ok if result.scenario.applies_to(build) else (result.ok or bool(result.error))
+
+
+class Batch:
+    """Runs the selected scenarios (each ``copies`` times) for one build and keeps their results."""
+
+    def __init__(self, selected: list[Scenario], kube: Kube, local: LocalCluster | None, build: str, run_id: str,
+                 nodes: NodeSource, copies: int = 1, stop_at_first_failure: bool = False,
+                 artifacts: Path = Path("artifacts"),
+                 alone_cluster: Callable[[str], LocalCluster] | None = None):
+        self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
+        self.nodes, self.copies, self.artifacts = nodes, copies, artifacts
+        self.stop_at_first_failure = stop_at_first_failure
+        self.alone_cluster = alone_cluster
+        self.results: dict[tuple[str, int], Result] = {}
+        self.wall = 0.0
+        self._runs: list[ScenarioRun] = []
+        self._lock = threading.Lock()
+
+    def _run(self, kubeconfig: Path, s: Scenario, copy: int, log: Path | None) -> ScenarioRun:
+        # A scenario specified for another build is still run, against its own
+        # semantics, so the report shows what this build lacks.
+        r = ScenarioRun(kubeconfig, s, self.build if s.applies_to(self.build) else s.builds[0], self.run_id,
+                        self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy)
+        with self._lock:
+            self._runs.append(r)
+            if self._stopped:
+                r.cancel.set()
+        return r
+
+    _stopped = False
+
+    def cancel(self) -> None:
+        """No verdict is wanted any more (the session is ending): every scenario stops at its next poll."""
+        with self._lock:
+            self._stopped = True
+            for r in self._runs:
+                r.cancel.set()
+
+    def _done(self, result: Result, copy: int) -> None:
+        with self._lock:
+            self.results[result.scenario.id, copy] = result
+            if self.stop_at_first_failure and failed(result, self.build):
+                self._stopped = True  # -x: the verdict is in; the others' results are not needed
+                for other in self._runs:
+                    other.cancel.set()
+
+    def run(self) -> None:
+        started = time.monotonic()
+        log = self.local.log_path("kube-scheduler") if self.local else None
+        items = sorted(((s, c) for s in self.selected for c in range(self.copies)), key=lambda sc: -sc[0].least_seconds())
+        together = [(s, c) for s, c in items if not s.alone]
+        alone = [(s, c) for s, c in items if s.alone]
+        # Lent real nodes go to one scenario at a time; kwok nodes are made per scenario.
+        workers = MAX_CONCURRENT if isinstance(self.nodes, KwokNodes) else 1
+
+        def shared(sc: tuple[Scenario, int]) -> None:
+            s, c = sc
+            self._done(self._run(self.kube.kubeconfig, s, c, log).run(), c)
+
+        pools = [ThreadPoolExecutor(max_workers=workers)]
+        futures = [pools[0].submit(shared, sc) for sc in together]
+        if self.alone_cluster is not None and alone:
+            pools.append(ThreadPoolExecutor(max_workers=MAX_ALONE_CLUSTERS))
+            futures += [pools[1].submit(self._on_own_cluster, s, c) for s, c in alone]
+            alone = []
+        try:
+            for f in futures:
+                f.result()
+        finally:
+            # Interrupted: the workers see the stop and end on their own; waiting for them
+            # here would hold the clusters' teardown until every scenario had finished.
+            for p in pools:
+                p.shutdown(wait=not lifecycle.stopping(), cancel_futures=True)
+        for s, c in alone:
+            # Alone on the shared cluster means no other scenario's events either: not even
+            # the pod deletions of namespaces still being torn down.
+            self.kube.wait_namespaces_gone(self.run_id)
+            self._done(self._run(self.kube.kubeconfig, s, c, log).run(), c)
+        self.wall = time.monotonic() - started
+
+    def _on_own_cluster(self, s: Scenario, copy: int) -> None:
+        if self._stopped or lifecycle.stopping():
+            self._done(Result(s, self.build, error="the run was stopped", cancelled=self._stopped), copy)
+            return
+        cluster = self.alone_cluster(f"{s.id[:20]}-{copy}")
+        try:
+            try:
+                cluster.up()
+            except KitError as e:
+                self._done(Result(s, self.build, error=f"its own cluster did not come up: {e}"), copy)
+                return
+            self._done(self._run(cluster.kubeconfig, s, copy, cluster.log_path("kube-scheduler")).run(), copy)
+        finally:
+            cluster.down()
