@@ -22,10 +22,12 @@ pytestmark = [pytest.mark.cluster, pytest.mark.smoke]
 GRACE = 3
 
 
-def _pod(name: str, cls: str, grace: int) -> client.V1Pod:
+def _pod(name: str, cls: str, grace: int, node: str) -> client.V1Pod:
     return client.V1Pod(
         metadata=client.V1ObjectMeta(name=name),
         spec=client.V1PodSpec(
+            # Only the smoke node: scenarios run on the same cluster at the same time.
+            node_selector={"kubernetes.io/hostname": node},
             priority_class_name=cls,
             termination_grace_period_seconds=grace,
             containers=[client.V1Container(name="c", image=PAUSE_IMAGE,
@@ -62,11 +64,11 @@ def test_high_priority_pod_preempts_low_priority_pod(kube: Kube, smoke_ns, build
 
 
 def _check_preemption(kube: Kube, history: PodHistory, ns: str, node: str, low_cls: str, high_cls: str) -> None:
-    kube.core.create_namespaced_pod(ns, _pod("low", low_cls, GRACE))
+    kube.core.create_namespaced_pod(ns, _pod("low", low_cls, GRACE, node))
     low = history.first("low", lambda v: v.pod.status.phase == "Running", 30, "the low-priority pod to run").pod
     assert low.spec.node_name == node
 
-    kube.core.create_namespaced_pod(ns, _pod("high", high_cls, 0))
+    kube.core.create_namespaced_pod(ns, _pod("high", high_cls, 0, node))
 
     # Each observable is waited for on its own, in the versions the API server recorded.
     marked = history.first("low", lambda v: disrupted_by_preemption(v.pod), 30,

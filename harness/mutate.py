@@ -35,7 +35,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import toolchain
+from . import lifecycle, toolchain
 from .errors import KitError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -171,6 +171,19 @@ def binary(m: Mutant, build: str) -> Path:
 # --- running ----------------------------------------------------------------------
 
 
+_children: set[subprocess.Popen] = set()  # catalogue runs under way, to stop on an interrupt
+
+
+def _stop_children() -> None:
+    for p in list(_children):
+        p.terminate()  # each tears its own clusters down on SIGTERM
+    for p in list(_children):
+        try:
+            p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 @dataclass
 class Run:
     mutant: str  # "" for the baseline
@@ -208,13 +221,14 @@ def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, fir
         cmd.append("-x")
     started = time.monotonic()
     with open(log, "w") as f:
+        if lifecycle.stopping():
+            return Run(label, build, error="the run was stopped")
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
+        _children.add(proc)
         try:
             proc.wait()
-        except BaseException:
-            proc.terminate()  # it tears its cluster down on SIGTERM
-            proc.wait()
-            raise
+        finally:
+            _children.discard(proc)
     run = Run(label, build, seconds=time.monotonic() - started, log=log)
     if not xml.exists():
         run.error = f"pytest exited {proc.returncode} without a report; see {log}"
@@ -238,8 +252,14 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         for b in m.builds:
             if b in builds:
                 bins[m.id, b] = binary(m, b)
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(builds)))) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(builds))))
+    try:
         baseline = list(pool.map(lambda b: run_catalogue(b, None, out, "baseline", first_failure=False), builds))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_children()
+        raise
+    pool.shutdown()
     for r in baseline:
         print_(f"baseline [{r.build}]: {r.passed} passed, {len(r.failed)} failed in {r.seconds:.0f} s"
                + (f": {', '.join(r.failed)}" if r.failed else "") + (f" ({r.error})" if r.error else ""))
@@ -258,8 +278,15 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
             if r.killed and not full:
                 break
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         list(pool.map(one, mutants))
+    except BaseException:
+        # Interrupted: the workers would start the next mutants; stop what runs and start nothing.
+        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_children()
+        raise
+    pool.shutdown()
     return baseline, runs
 
 
