@@ -516,7 +516,7 @@ class ScenarioRun:
 
     def faults(self) -> list[str]:
         """Outcomes no specification allows, named, with the events that show them."""
-        return [f for f in (one_preemptor_victims_on_several_nodes(self.kube.preempted_events(self.ns)),) if f]
+        return [f for f in (preempted_again(self.kube.preempted_events(self.ns)),) if f]
 
     def settle_bound(self, world: World) -> float:
         graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
@@ -578,9 +578,10 @@ class ScenarioRun:
 PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")
 
 
-def one_preemptor_victims_on_several_nodes(events: list) -> str:
-    """A preemptor picks one node per preemption, and preempts again only once it is no longer
-    eligible to wait there: victims on two nodes at once is a scheduler race, whatever the model says."""
+def preempted_again(events: list) -> str:
+    """A preemptor that preempted and waits on its nominated node for its victims to go must not
+    preempt again meanwhile: victims on two nodes, or one victim preempted twice, is a scheduler
+    race whatever the model says. Read from the Preempted events ("Preempted by pod UID on node N")."""
     by_preemptor: dict[str, list[tuple[str, str, str]]] = {}
     for e in events:
         m = PREEMPTED_BY.search(e.message or "")
@@ -590,6 +591,14 @@ def one_preemptor_victims_on_several_nodes(events: list) -> str:
             by_preemptor.setdefault(m.group(1), []).append((stamp, e.involved_object.name, m.group(2)))
     out = []
     for uid, victims in sorted(by_preemptor.items()):
+        twice = sorted({v for _, v, _ in victims if sum(1 for _, w, _ in victims if w == v) > 1})
+        if twice and len({node for _, _, node in victims}) == 1:
+            related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
+            out.append(f"one preemptor preempted the same victim twice: {related} preempted "
+                       + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
+                       + " (a scheduler race, not a model difference: the preemptor was tried again while its "
+                         "victim was terminating on its nominated node, where it should have waited; known causes "
+                         "are in the README, 'What the kit has found')")
         if len({node for _, _, node in victims}) > 1:
             related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
             out.append(f"one preemptor, victims on two nodes: {related} preempted "
