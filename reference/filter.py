@@ -46,7 +46,6 @@ class Residents(tuple):
     """
 
     used: dict[str, int]
-    keys: frozenset[str]
     anti_affinity: bool  # does any of them carry required anti-affinity terms
 
     def __new__(cls, pods=(), used: dict[str, int] | None = None, keys: frozenset[str] | None = None,
@@ -55,19 +54,36 @@ class Residents(tuple):
         if used is None:
             used = {}
             for p in self:
-                for name, qty in p.request_map.items():
+                for name, qty in p.requests:
                     used[name] = used.get(name, 0) + qty
         self.used = used
-        self.keys = frozenset(p.key for p in self) if keys is None else keys
+        self._keys = keys
         self.anti_affinity = any(p.pod_anti_affinity for p in self) if anti_affinity is None else anti_affinity
         return self
+
+    @property
+    def keys(self) -> frozenset[str]:
+        # Asked for only when a bound pod is re-checked: not built for every node of a dry run.
+        if self._keys is None:
+            self._keys = frozenset(p.key for p in self)
+        return self._keys
+
+    def minus(self, pods: list[Pod]) -> Residents:
+        """Without ``pods`` (all of them among these), sums kept by subtraction."""
+        gone = {p.key for p in pods}
+        used = dict(self.used)
+        for p in pods:
+            for name, qty in p.requests:
+                used[name] -= qty
+        rest = [p for p in self if p.key not in gone]
+        return Residents(rest, used, None, any(p.pod_anti_affinity for p in rest))
 
     def plus(self, *pods: Pod) -> Residents:
         used = dict(self.used)
         for p in pods:
-            for name, qty in p.request_map.items():
+            for name, qty in p.requests:
                 used[name] = used.get(name, 0) + qty
-        return Residents((*self, *pods), used, self.keys.union(p.key for p in pods),
+        return Residents((*self, *pods), used, None,
                          self.anti_affinity or any(p.pod_anti_affinity for p in pods))
 
 
@@ -121,7 +137,7 @@ def resource_shortfall(alloc: dict[str, int], count: int, used: dict[str, int],
 def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
     # Terminating pods still hold their resources until they are gone.
     count, used = len(resident), resident.used
-    if pod.key in resident.keys:  # re-checking a bound pod: do not count it twice
+    if pod.node_name == node.name and pod.key in resident.keys:  # re-checking a bound pod: do not count it twice
         count -= 1
         used = {k: v - pod.request_map.get(k, 0) for k, v in used.items()}
     reasons, unresolvable = resource_shortfall(node.allocatable_map, count, used, pod.request_map)
@@ -212,10 +228,21 @@ def with_nominated(state: ClusterState, pod: Pod, node: Node, resident: Resident
     return resident.plus(*extra) if extra else resident
 
 
+def residents_on(state: ClusterState, node: str) -> Residents:
+    """The pods bound to ``node`` with their sums, computed once per state."""
+    cache = state.memo.setdefault("residents", {})
+    r = cache.get(node)
+    if r is None:
+        r = cache[node] = Residents(state.pods_on(node))
+    return r
+
+
 def run_filters(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod] | None = None,
                 nominated: bool = True, plugins: tuple[FilterPlugin, ...] = FILTERS) -> Status:
-    pods = resident if isinstance(resident, Residents) else Residents(
-        state.pods_on(node.name) if resident is None else resident)
+    if resident is None:
+        pods = residents_on(state, node.name)
+    else:
+        pods = resident if isinstance(resident, Residents) else Residents(resident)
     if nominated:
         pods = with_nominated(state, pod, node, pods)
     for plugin in plugins:

@@ -9,7 +9,6 @@ happens at the edge, in the loaders.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
 from datetime import datetime
 from typing import Iterable, Literal, Mapping
 
@@ -17,6 +16,33 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
 
+
+
+
+class cached_property:  # noqa: N801 - used as functools.cached_property is
+    """A computed attribute stored on first use (frozen dataclasses included).
+
+    functools.cached_property takes a lock on every first use in Python 3.11,
+    which dominated the model's first prediction on a new state (tens of
+    thousands of objects, each computing its indexes once). The model is pure
+    and single-threaded per state, so no lock is needed: a race would only
+    compute the same value twice.
+    """
+
+    def __init__(self, func):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = self.func(obj)
+        obj.__dict__[self.name] = value  # later reads find it without calling this
+        return value
 
 
 @dataclass(frozen=True)
@@ -31,6 +57,15 @@ class PriorityClass:
     @cached_property
     def annotation_map(self) -> dict[str, str]:
         return dict(self.annotations)
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.name, self.value, self.global_default, self.preemption_policy, self.annotations,
+                     self.description))
+
+    def __hash__(self) -> int:
+        # Classes key the toleration rule's memo, once per victim: hash the fields once.
+        return self._hash
 
 
 @dataclass(frozen=True)
@@ -222,6 +257,11 @@ class ClusterState:
             if p.nominated_node_name and not p.node_name:
                 out.setdefault(p.nominated_node_name, []).append(p)
         return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def memo(self) -> dict:
+        """Room for values other modules derive from this (immutable) state, once."""
+        return {}
 
     @cached_property
     def with_anti_affinity(self) -> tuple[Pod, ...]:

@@ -13,11 +13,12 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Protocol
 
 from . import filter as flt
 from .objects import PREEMPT_NEVER, ClusterState, Node, Pod, PodDisruptionBudget
-from .toleration import DEFAULT_PREFIX, ClassMissing, exempted_from_preemption
+from .toleration import DEFAULT_PREFIX, ClassMissing, Exemption, exempted_from_preemption
 
 
 # --- the two extension points ---------------------------------------------------
@@ -76,12 +77,18 @@ class PreemptionToleration:
 
     def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
         ex = exempted_from_preemption(victim, preemptor, state, now, self.prefix)  # may raise ClassMissing
-        if ex:
-            return VictimCheck(False, "exempted: " + ex.reason, ex.until)
-        return VictimCheck(True, ex.reason)
+        return _victim_check(ex)
 
     def no_victims_message(self, node: Node, preemptor: Pod) -> str:
         return f"No victims found on node {node.name} for preemptor pod {preemptor.name}"
+
+
+@lru_cache(maxsize=65536)
+def _victim_check(ex: Exemption) -> VictimCheck:
+    # Most verdicts depend on the class alone and repeat for every victim of it.
+    if ex:
+        return VictimCheck(False, "exempted: " + ex.reason, ex.until)
+    return VictimCheck(True, ex.reason)
 
 
 PLUGINS: dict[str, PreemptionPlugin] = {
@@ -205,33 +212,41 @@ def select_victims_on_node(
     if not potential:
         return NodeVerdict(node.name, status, reason=plugin.no_victims_message(node, preemptor),
                            exempted=tuple(exempted), exempt_until=exempt_until)
-    removed = {p.key for p in potential}
-    remaining = flt.Residents(p for p in state.pods_on(node.name) if p.key not in removed)
-    # Only Unschedulable nodes get here, so the node-only filters have passed.
-    if not flt.fits(state, preemptor, node, remaining, node_checked=True):
-        why = flt.run_filters(state, preemptor, node, remaining)
-        return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: " + ", ".join(why.reasons),
-                           exempted=tuple(exempted), exempt_until=exempt_until)
-    potential.sort(key=lambda p: importance(p, now))
-    violating, fine = split_by_pdb(potential, state.pdbs, state.pods)
-    victims: list[Pod] = []
-    spared: list[tuple[str, str]] = []
-    violations = 0
+    base = flt.residents_on(state, node.name)
     if flt.only_resources_matter(state, preemptor, node):
-        # The same reprieve, counting: giving a pod back only adds its requests.
-        alloc, wants = node.allocatable_map, preemptor.request_map
-        count, used = len(remaining), dict(remaining.used)
+        # Only NodeResourcesFit can still say no, so the dry run counts instead of filtering
+        # (the model's hot path): running sums of what stays, the rule inlined.
+        alloc = node.allocatable_map
+        room = {name: alloc.get(name, 0) - want for name, want in preemptor.request_map.items() if want > 0}
+        pod_room = alloc.get("pods", 0) - 1  # the preemptor takes a pod slot too
+        count, used = len(base) - len(potential), dict(base.used)
+        for p in potential:
+            for name, qty in p.requests:
+                used[name] -= qty
+        if count > pod_room or any(used.get(name, 0) > free for name, free in room.items()):
+            why = flt.run_filters(state, preemptor, node, base.minus(potential))
+            return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: "
+                               + ", ".join(why.reasons), exempted=tuple(exempted), exempt_until=exempt_until)
 
         def gives_back(pod: Pod) -> bool:
-            nonlocal count, used
-            trial = dict(used)
-            for name, qty in pod.request_map.items():
-                trial[name] = trial.get(name, 0) + qty
-            if flt.resource_shortfall(alloc, count + 1, trial, wants)[0]:
+            nonlocal count
+            if count + 1 > pod_room:
                 return False
-            count, used = count + 1, trial
+            for name, qty in pod.requests:
+                if name in room and used.get(name, 0) + qty > room[name]:
+                    return False
+            count += 1
+            for name, qty in pod.requests:
+                used[name] = used.get(name, 0) + qty
             return True
     else:
+        remaining = base.minus(potential)
+        # Only Unschedulable nodes get here, so the node-only filters have passed.
+        if not flt.fits(state, preemptor, node, remaining, node_checked=True):
+            why = flt.run_filters(state, preemptor, node, remaining)
+            return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: "
+                               + ", ".join(why.reasons), exempted=tuple(exempted), exempt_until=exempt_until)
+
         def gives_back(pod: Pod) -> bool:
             nonlocal remaining
             trial = remaining.plus(pod)
@@ -240,6 +255,11 @@ def select_victims_on_node(
             remaining = trial
             return True
 
+    potential.sort(key=lambda p: (-p.priority, p.start_time or now))  # importance(), inlined: a hot path
+    violating, fine = split_by_pdb(potential, state.pdbs, state.pods)
+    victims: list[Pod] = []
+    spared: list[tuple[str, str]] = []
+    violations = 0
     for group, is_violating in ((violating, True), (fine, False)):
         for pod in group:
             if gives_back(pod):
