@@ -60,3 +60,7 @@ def test_scenario(scenario, build: str, copy: int, batch: Batch):
                      f"specifies (for {', '.join(scenario.builds)})")
     if not result.ok:
         pytest.fail(result.report(), pytrace=False)
+    if result.known_faults:
+        # The pods ended as specified, but the events show a known scheduler race: reported by
+        # name, never counted as a pass (strict=False: it comes and goes).
+        pytest.xfail("known scheduler fault, outcome as specified: " + "; ".join(map(str, result.known_faults)))

@@ -54,7 +54,7 @@ class StepRecord:
     mismatches: list[Mismatch]
     expect_mismatches: list[Mismatch]
     reasons: list[str]
-    findings: list[str] = field(default_factory=list)  # scheduler faults recognised by name
+    findings: list[Fault] = field(default_factory=list)  # scheduler faults recognised by name
 
 
 @dataclass
@@ -69,17 +69,26 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        return not self.error and not any(s.mismatches or s.expect_mismatches or s.findings for s in self.steps)
+        return not self.error and not any(s.mismatches or s.expect_mismatches or self._failing(s) for s in self.steps)
+
+    @staticmethod
+    def _failing(step: StepRecord) -> list[Fault]:
+        return [f for f in step.findings if f.changes_outcome]
+
+    @property
+    def known_faults(self) -> list[Fault]:
+        """Faults that left the outcome as specified: reported by name, not as a difference."""
+        return [f for s in self.steps for f in s.findings if not f.changes_outcome]
 
     def report(self) -> str:
         lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
         if self.error:
             lines.append(f"error: {self.error}")
         for s in self.steps:
-            if not (s.mismatches or s.expect_mismatches or s.findings):
+            if not (s.mismatches or s.expect_mismatches or self._failing(s)):
                 continue
             lines.append(f"step {s.index} ({s.action}):")
-            lines += [f"  SCHEDULER FAULT: {f}" for f in s.findings]
+            lines += [f"  SCHEDULER FAULT: {f}" for f in s.findings if f.changes_outcome]
             lines.append(f"  {'pod':<22} {'model predicted':<44} {'cluster showed':<44}")
             for name in sorted(set(s.predicted) | set(s.observed)):
                 p, o = s.predicted.get(name), s.observed.get(name)
@@ -514,9 +523,9 @@ class ScenarioRun:
                 out[v.metadata.name] = c.message
         return out
 
-    def faults(self) -> list[str]:
-        """Outcomes no specification allows, named, with the events that show them."""
-        return [f for f in (preempted_again(self.kube.preempted_events(self.ns)),) if f]
+    def faults(self) -> list[Fault]:
+        """What no specification allows, named, with the events that show it."""
+        return preempted_again(self.kube.preempted_events(self.ns))
 
     def settle_bound(self, world: World) -> float:
         graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
@@ -578,10 +587,23 @@ class ScenarioRun:
 PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")
 
 
-def preempted_again(events: list) -> str:
+@dataclass(frozen=True)
+class Fault:
+    """A scheduler fault recognised by name, with its evidence."""
+
+    name: str
+    evidence: str
+    changes_outcome: bool  # False: the pods end as the spec says; only the events show it
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.evidence}"
+
+
+def preempted_again(events: list) -> list[Fault]:
     """A preemptor that preempted and waits on its nominated node for its victims to go must not
-    preempt again meanwhile: victims on two nodes, or one victim preempted twice, is a scheduler
-    race whatever the model says. Read from the Preempted events ("Preempted by pod UID on node N")."""
+    preempt again meanwhile (semantics.md 3, eligibility). Read from the Preempted events
+    ("Preempted by pod UID on node N"): victims on a second node change the outcome; the same
+    victim preempted again (it was still terminating) leaves the outcome as it was."""
     by_preemptor: dict[str, list[tuple[str, str, str]]] = {}
     for e in events:
         m = PREEMPTED_BY.search(e.message or "")
@@ -591,22 +613,18 @@ def preempted_again(events: list) -> str:
             by_preemptor.setdefault(m.group(1), []).append((stamp, e.involved_object.name, m.group(2)))
     out = []
     for uid, victims in sorted(by_preemptor.items()):
-        twice = sorted({v for _, v, _ in victims if sum(1 for _, w, _ in victims if w == v) > 1})
-        if twice and len({node for _, _, node in victims}) == 1:
-            related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
-            out.append(f"one preemptor preempted the same victim twice: {related} preempted "
-                       + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
-                       + " (a scheduler race, not a model difference: the preemptor was tried again while its "
-                         "victim was terminating on its nominated node, where it should have waited; known causes "
-                         "are in the README, 'What the kit has found')")
+        related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
+        seen = f"{related} preempted " + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
         if len({node for _, _, node in victims}) > 1:
-            related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
-            out.append(f"one preemptor, victims on two nodes: {related} preempted "
-                       + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
-                       + " (a scheduler race, not a model difference: the preemptor was tried again before its "
-                         "first preemption was settled, and preempted elsewhere; known causes are in the README, "
-                         "'What the kit has found')")
-    return "; ".join(out)
+            out.append(Fault("one preemptor, victims on two nodes", seen + " (a scheduler race, not a model "
+                             "difference: the preemptor was tried again before its first preemption was settled, "
+                             "and preempted elsewhere; see the README, 'What the kit has found')", True))
+        elif len({v for _, v, _ in victims}) < len(victims):
+            out.append(Fault("one preemptor preempted the same victim twice", seen + " (a scheduler race: the "
+                             "preemptor was tried again while its victim was terminating on its nominated node, "
+                             "where it should have waited; the pods still end as specified; see the README, "
+                             "'What the kit has found')", False))
+    return out
 
 
 def compare(predicted: dict[str, PodView], observed: dict[str, PodView],
