@@ -224,7 +224,7 @@ class ScenarioRun:
         except Exception:
             self.result.error = "harness failure:\n" + traceback.format_exc()
         finally:
-            if not self.result.ok and not self.result.cancelled and not lifecycle.stopping():
+            if (not self.result.ok or self.result.known_faults) and not self.result.cancelled and not lifecycle.stopping():
                 self.save_artifacts()
             self.teardown()
             self.kube.close()
