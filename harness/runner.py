@@ -78,7 +78,8 @@ class Result:
     @property
     def known_faults(self) -> list[Fault]:
         """Faults that left the outcome as specified: reported by name, not as a difference."""
-        return [f for s in self.steps for f in s.findings if not f.changes_outcome]
+        # Each step reads all events so far: one fault shows in every later step.
+        return list(dict.fromkeys(f for s in self.steps for f in s.findings if not f.changes_outcome))
 
     def report(self) -> str:
         lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
