@@ -36,7 +36,6 @@ from .kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preem
 from .scenario import ClassSpec, PodSpec, Scenario, Step, to_class, to_node, to_pdb, to_pod
 
 SCENARIO_LABEL = "priority-conformance.x-k8s.io/scenario"
-PLACING = "priority-conformance.x-k8s.io/placing"  # the kit's own taint while initial pods are placed
 QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
 DEFAULT_SETTLE = 30.0
 
@@ -248,22 +247,18 @@ class ScenarioRun:
     def place_initial_pods(self) -> None:
         """Initial pods land where the scenario says, through the real scheduler (so they get PodScheduled).
 
-        While a pod is placed, every other scenario node carries the kit's own
-        NoSchedule taint. Cordoning would do the same, but the control plane
-        mirrors a cordon as a taint of its own asynchronously, and a stray
-        unschedulable taint after uncordon silently takes a node out of the
-        next preemption. bypassScheduler pods are bound directly.
+        Each is pinned to its node by the node's hostname label. Changing nodes instead (a taint,
+        a cordon) would be a node event, and every node event retries every parked pod in the
+        cluster: with scenarios side by side, the kit's own placement kept waking other
+        scenarios' preemptors, which provoked the scheduler's repeated-preemption race far more
+        often than a cluster sees. bypassScheduler pods are bound directly.
         """
-        held: str | None = None
         for p in self.s.pods:
-            if p.bypassScheduler:
-                self.create_pod(p, node_name=self.node_name(p.node))
-            else:
-                if held != p.node:
-                    self.hold_all_but(p.node)
-                    held = p.node
-                self.create_pod(p)
             target = self.node_name(p.node)
+            if p.bypassScheduler:
+                self.create_pod(p, node_name=target)
+            else:
+                self.create_pod(p, pin_to=target)
 
             def running(name=p.name, target=target):
                 pod = self.kube.core.read_namespaced_pod(name, self.ns)
@@ -273,18 +268,8 @@ class ScenarioRun:
                     raise NotYet(f"{name} is {pod.status.phase}")
 
             wait_for(running, 30, f"initial pod {p.name} to run on {p.node}")
-        if held is not None:
-            self.hold_all_but(None)
         if self.s.pdbs:
             self.wait_pdbs_current()
-
-    def hold_all_but(self, keep: str | None) -> None:
-        for n in self.s.nodes:
-            name = self.node_name(n.name)
-            taints = [taint_dict(t) for t in (self.kube.core.read_node(name).spec.taints or []) if t.key != PLACING]
-            if keep is not None and n.name != keep:
-                taints.append({"key": PLACING, "effect": "NoSchedule"})
-            self.kube.core.patch_node(name, {"spec": {"taints": taints or None}})
 
     def teardown(self) -> None:
         for action in (
@@ -358,7 +343,7 @@ class ScenarioRun:
                     raise NotYet(f"PDB {pdb.metadata.name} counts {st.current_healthy} healthy, pods say {healthy}")
         wait_for(current, 30, "PodDisruptionBudget status to catch up")
 
-    def v1_pod(self, p: PodSpec, node_name: str | None = None) -> client.V1Pod:
+    def v1_pod(self, p: PodSpec, node_name: str | None = None, pin_to: str | None = None) -> client.V1Pod:
         affinity = None
         terms = lambda ts: [client.V1PodAffinityTerm(  # noqa: E731
             label_selector=client.V1LabelSelector(match_labels=dict(t.labels)),
@@ -380,7 +365,8 @@ class ScenarioRun:
                 preemption_policy=p.preemptionPolicy,
                 termination_grace_period_seconds=p.grace,
                 node_name=node_name,
-                node_selector={SCENARIO_LABEL: self.ns, **p.nodeSelector},
+                node_selector={SCENARIO_LABEL: self.ns, **p.nodeSelector,
+                               **({"kubernetes.io/hostname": pin_to} if pin_to else {})},
                 tolerations=[client.V1Toleration(key=t.key or None, operator=t.operator, value=t.value or None,
                                                  effect=t.effect or None) for t in p.tolerations] or None,
                 affinity=affinity,
@@ -389,10 +375,10 @@ class ScenarioRun:
             ),
         )
 
-    def create_pod(self, p: PodSpec, node_name: str | None = None) -> str | None:
+    def create_pod(self, p: PodSpec, node_name: str | None = None, pin_to: str | None = None) -> str | None:
         self.pod_specs[p.name] = p
         try:
-            self.kube.core.create_namespaced_pod(self.ns, self.v1_pod(p, node_name))
+            self.kube.core.create_namespaced_pod(self.ns, self.v1_pod(p, node_name, pin_to))
         except ApiException as e:
             if e.status in (400, 403, 422):
                 return _api_message(e)
