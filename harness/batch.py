@@ -74,10 +74,8 @@ class Batch:
     def _done(self, result: Result, copy: int) -> None:
         with self._lock:
             self.results[result.scenario.id, copy] = result
-            if self.stop_at_first_failure and failed(result, self.build):
-                self._stopped = True  # -x: the verdict is in; the others' results are not needed
-                for other in self._runs:
-                    other.cancel.set()
+        if self.stop_at_first_failure and failed(result, self.build):
+            self.cancel()  # -x: the verdict is in; the others' results are not needed
 
     def run(self) -> None:
         started = time.monotonic()

@@ -98,7 +98,7 @@ def source_file(m: Mutant, wrapper: str) -> Path:
     if not path.is_file():
         # Only packages a build compiled are certain to be in the module cache; fetch the module.
         subprocess.run([toolchain.go_binary(), "mod", "download", m.module], cwd=toolchain.GOMOD_DIR / wrapper,
-                       capture_output=True, env={**__import__("os").environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"})
+                       capture_output=True, env={**os.environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"})
     if not path.is_file():
         raise KitError(f"mutant {m.id}: file: {m.file} is not in {m.module}@{version} ({path})")
     return path
