@@ -68,10 +68,13 @@ def attempt(world: World, key: str) -> World:
         victims = pr.victims[chosen]
         for v in victims:
             victim = world.state.pod_keyed(v)
-            if victim is not None and not victim.terminating:
-                world = _set_pod(world, victim.with_(
-                    deletion_timestamp=world.now + timedelta(seconds=victim.termination_grace_seconds),
-                    disruption_target_by_preemption=True))
+            if victim is None:
+                continue
+            # A victim already terminating (its owner deleted it) still gets the DisruptionTarget
+            # condition: upstream patches it before deleting again, and the second delete keeps
+            # the first deletion time. From then on it holds the preemptor back like any victim.
+            ends = victim.deletion_timestamp or world.now + timedelta(seconds=victim.termination_grace_seconds)
+            world = _set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
         for cleared in pr.nominations_cleared.get(chosen, ()):
             other = world.state.pod_keyed(cleared)
             if other is not None:
