@@ -4,6 +4,7 @@
   build                    build (or find cached) the control-plane binaries
   validate [FILES]         check scenario files without a cluster
   explain FILE             step the model through a scenario and say why, node by node
+  explore --count N        generated scenarios against the model on a real cluster
   matrix FILE              which class can preempt which: immediately, after N s, never
 """
 
@@ -242,9 +243,7 @@ def cmd_mutants(args) -> int:
         if unknown:
             raise KitError(f"--mutant: no mutant named {', '.join(unknown)} in {mutate.MUTANTS}")
         mutants = [m for m in mutants if m.id in args.mutant]
-    builds = [b.strip() for b in args.scheduler.split(",") if b.strip()]
-    if not builds or any(b not in ("plugins", "upstream") for b in builds):
-        raise KitError(f"--scheduler: choose from plugins, upstream (got {args.scheduler!r})")
+    builds = _builds(args.scheduler)
     toolchain_modules = ("etcd", "kwok", "kubernetes", "scheduler-plugins")
     from . import toolchain
 
@@ -261,6 +260,46 @@ def cmd_mutants(args) -> int:
     (out / "matrix.txt").write_text("\n".join(lines) + "\n")
     survivors = [m.id for m in mutants if not m.equivalent and not any(r.killed for r in runs[m.id])]
     return 1 if survivors else 0
+
+
+def _builds(text: str) -> list[str]:
+    builds = [b.strip() for b in text.split(",") if b.strip()]
+    if not builds or any(b not in ("plugins", "upstream") for b in builds):
+        raise KitError(f"--scheduler: choose from plugins, upstream (got {text!r})")
+    return builds
+
+
+def cmd_explore(args) -> int:
+    from . import explore, toolchain
+    from .generate import generate
+
+    builds = _builds(args.scheduler)
+    out = args.out
+    toolchain.ensure_all(("etcd", "kwok", "kubernetes", "scheduler-plugins"))
+    if args.replay is not None:
+        diverged = False
+        for b in builds:
+            r = explore.replay(args.replay, b, out)
+            kind = explore.kind_of(r)
+            diverged |= kind is not None
+            print(f"[{b}] {args.replay}: " + (f"{kind} divergence\n{r.report()}" if kind else
+                                             f"model and cluster agree on {len(r.steps)} step(s)"))
+        return 1 if diverged else 0
+    if args.count < 1:
+        raise KitError("--count: at least 1")
+    trees = generate(args.count, args.seed)
+    lines = [f"./kit explore --count {args.count} --seed {args.seed}: {len(trees)} scenarios drawn"]
+    print(lines[0], flush=True)
+    summaries = []
+    for b in builds:
+        summaries.append(explore.explore(trees, b, out, shrink_rounds=args.shrink_rounds,
+                                         print_=lambda s: print(s, flush=True)))
+    for sm in summaries:
+        lines += sm.lines()
+    print("\n".join(lines[1:]))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"summary-seed{args.seed}.txt").write_text("\n".join(lines) + "\n")
+    return 1 if any(sm.divergences for sm in summaries) else 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -295,6 +334,15 @@ def parser() -> argparse.ArgumentParser:
     mu.add_argument("--full", action="store_true",
                     help="run every scenario on every build a mutant affects (default: stop at the first kill)")
     mu.set_defaults(func=cmd_mutants)
+    x = sub.add_parser("explore", help="generated scenarios on a real cluster against the model: "
+                                       "divergences, shrunk, as scenario files")
+    x.add_argument("--count", type=int, default=100, help="scenarios to generate (default 100)")
+    x.add_argument("--seed", type=int, default=1, help="the same seed draws the same scenarios")
+    x.add_argument("--scheduler", default="plugins,upstream", help="builds to run on (default: both, in turn)")
+    x.add_argument("--replay", type=Path, metavar="FILE", help="run one scenario file (a divergence) again")
+    x.add_argument("--shrink-rounds", type=int, default=6, help="rounds of shrinking per divergence (0: none)")
+    x.add_argument("--out", type=Path, default=REPO / "artifacts" / "explore", help="where divergences go")
+    x.set_defaults(func=cmd_explore)
     m = sub.add_parser("matrix", help="who can preempt whom, now, after N s or never: a scenario's classes "
                                       "or a live cluster's (read only)")
     m.add_argument("file", type=Path, nargs="?")

@@ -531,7 +531,8 @@ class ScenarioRun:
             if msg:
                 self.rejected[step.createPod.name] = msg
         elif step.deletePod is not None:
-            self.kube.core.delete_namespaced_pod(step.deletePod, self.ns)
+            # A pod the API server refused never existed: deleting it changes nothing.
+            _ignore_missing(lambda: self.kube.core.delete_namespaced_pod(step.deletePod, self.ns))
         elif step.createClass is not None:
             msg = self.create_class(step.createClass)
             if msg:
@@ -541,7 +542,7 @@ class ScenarioRun:
             if msg:
                 self.rejected[step.updateClass.name] = msg
         elif step.deleteClass is not None:
-            self.kube.scheduling.delete_priority_class(self.class_name(step.deleteClass))
+            _ignore_missing(lambda: self.kube.scheduling.delete_priority_class(self.class_name(step.deleteClass)))
         elif step.createPdb is not None:
             self.create_pdb(step.createPdb)
             self.wait_pdbs_current()
@@ -569,6 +570,14 @@ class ScenarioRun:
             (d / "kube-scheduler.log").write_text("\n".join(keep[-2000:]))
         (d / "report.txt").write_text(self.result.report())
         self.result.artifacts = d
+
+
+def _ignore_missing(call) -> None:
+    try:
+        call()
+    except ApiException as e:
+        if e.status != 404:
+            raise
 
 
 PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")

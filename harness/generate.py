@@ -1,0 +1,264 @@
+"""Random but valid scenarios, as hypothesis strategies (the explorer's generator).
+
+One strategy, ``scenario_trees()``, draws the parsed YAML tree of a scenario
+over the model's whole domain: nodes with labels and taints, classes with
+extreme, equal and negative values, ``Never`` policies, a global default,
+toleration annotations of every kind, initial pods (some bound without the
+scheduler), PDBs and a few steps. The same strategy drives the model-only
+property tests (tests/test_generate.py) and ``./kit explore``.
+
+Every tree it draws loads as a Scenario; what it leaves out, it leaves out
+because the cluster would not run it as the model assumes, never to avoid a
+hard case:
+- no NoExecute taints: the taint manager would evict pods, which no scenario models;
+- initial pods fit their node and tolerate its NoSchedule taints, since they are placed by
+  the scheduler pinned to that node and must not preempt anything while being placed;
+- at most one globalDefault class at the start (a second is refused at set-up time; a step
+  that creates one is fine, the model predicts its rejection);
+- a scenario whose outcome would depend on when an unrelated cluster event wakes a parked
+  pod (a toleration window that can end while it runs, or a global default) is ``alone``.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from reference.toleration import DEFAULT_PREFIX
+
+MPP = DEFAULT_PREFIX + "minimum-preemptable-priority"
+TS = DEFAULT_PREFIX + "toleration-seconds"
+LIMIT = 1_000_000_000  # the highest value a user class may have
+SHORT_WINDOW = (4, 20)  # toleration-seconds that end while a scenario runs
+ZONES = ("a", "b")
+APPS = ("a", "b")
+TAINT = {"key": "dedicated", "value": "x"}
+
+
+def _class_value(draw, taken: list[int]) -> int:
+    kind = draw(st.sampled_from(["small", "small", "negative", "equal", "limit", "large"]))
+    if kind == "equal" and taken:
+        return draw(st.sampled_from(taken))
+    if kind == "negative":
+        return draw(st.integers(-1000, -1))
+    if kind == "limit":
+        return draw(st.sampled_from([LIMIT, LIMIT - 1]))
+    if kind == "large":
+        return draw(st.integers(10_000, 100_000_000))
+    return draw(st.integers(0, 1000))
+
+
+def _annotations(draw, values: list[int], windows: bool = False) -> dict[str, str]:
+    out = {}
+    mpp = draw(st.sampled_from(["none", "none", "value", "garbage", "negative", "zero"]))
+    if mpp == "value":
+        out[MPP] = str(draw(st.sampled_from(values)) + draw(st.sampled_from([-1, 0, 1])))
+    elif mpp == "garbage":
+        out[MPP] = "high"
+    elif mpp == "negative":
+        out[MPP] = "-5"
+    elif mpp == "zero":
+        out[MPP] = "0"
+    ts = draw(st.sampled_from(["none", "none", "garbage", "negative", "zero", "long"] + ["short"] * (2 if windows else 0)))
+    if ts == "garbage":
+        out[TS] = "10m"
+    elif ts == "negative":
+        out[TS] = "-1"
+    elif ts == "zero":
+        out[TS] = "0"
+    elif ts == "long":
+        out[TS] = "3600"
+    elif ts == "short":
+        out[TS] = str(draw(st.integers(*SHORT_WINDOW)))
+    return out
+
+
+@st.composite
+def classes(draw, windows: bool = False, global_default: bool = False) -> list[dict]:
+    """2-7 classes; ``windows``: some may have toleration windows that end while the scenario runs."""
+    n = draw(st.integers(2, 7))
+    out: list[dict] = []
+    values: list[int] = []
+    default_at = draw(st.integers(0, n - 1)) if global_default else -1
+    for i in range(n):
+        value = _class_value(draw, values)
+        values.append(value)
+        c: dict = {"name": f"c{i + 1}", "value": value}
+        if draw(st.integers(0, 4)) == 0:
+            c["preemptionPolicy"] = "Never"
+        if i == default_at:
+            c["globalDefault"] = True
+        if draw(st.booleans()):
+            ann = _annotations(draw, values, windows)
+            if ann:
+                c["annotations"] = ann
+        out.append(c)
+    return out
+
+
+@st.composite
+def nodes(draw) -> list[dict]:
+    out = []
+    for i in range(draw(st.integers(1, 4))):
+        n: dict = {"name": f"n{i + 1}", "slots": draw(st.integers(1, 4))}
+        if draw(st.booleans()):
+            n["labels"] = {"zone": draw(st.sampled_from(ZONES))}
+        taint = draw(st.sampled_from(["none", "none", "none", "NoSchedule", "PreferNoSchedule"]))
+        if taint != "none":
+            n["taints"] = [{**TAINT, "effect": taint}]
+        out.append(n)
+    return out
+
+
+def _toleration() -> dict:
+    return {"key": TAINT["key"], "operator": "Equal", "value": TAINT["value"]}
+
+
+@st.composite
+def initial_pods(draw, node_list: list[dict], class_list: list[dict]) -> list[dict]:
+    out = []
+    names = [c["name"] for c in class_list]
+    for node in node_list:
+        room = node["slots"]
+        for _ in range(draw(st.integers(0, 3))):
+            slots = draw(st.integers(0, min(3, room)))
+            room -= slots
+            p: dict = {"name": f"p{len(out) + 1}", "node": node["name"], "slots": slots,
+                       "grace": draw(st.sampled_from([0, 1, 2, 5]))}
+            if draw(st.integers(0, 6)):
+                p["class"] = draw(st.sampled_from(names))
+            if draw(st.booleans()):
+                p["labels"] = {"app": draw(st.sampled_from(APPS))}
+            if draw(st.integers(0, 6)) == 0:
+                p["bypassScheduler"] = True
+            elif any(t["effect"] == "NoSchedule" for t in node.get("taints", [])):
+                p["tolerations"] = [_toleration()]
+            out.append(p)
+    return out
+
+
+@st.composite
+def new_pod(draw, name: str, class_list: list[dict], node_list: list[dict]) -> dict:
+    p: dict = {"name": name, "slots": draw(st.sampled_from([1, 1, 1, 2, 3])),
+               "grace": draw(st.sampled_from([0, 1, 2]))}
+    kind = draw(st.sampled_from(["class"] * 6 + ["none", "unknown"]))
+    if kind == "class" and class_list:
+        c = draw(st.sampled_from(class_list))
+        p["class"] = c["name"]
+        if draw(st.integers(0, 5)) == 0:  # spec.priority set by hand: equal passes, other is refused
+            p["priority"] = c["value"] + draw(st.sampled_from([0, 0, 1]))
+    elif kind == "unknown":
+        p["class"] = "missing"
+    if draw(st.integers(0, 5)) == 0:
+        p["preemptionPolicy"] = draw(st.sampled_from(["Never", "PreemptLowerPriority"]))
+    if draw(st.booleans()):
+        p["labels"] = {"app": draw(st.sampled_from(APPS))}
+    if draw(st.integers(0, 4)) == 0:
+        p["nodeSelector"] = {"zone": draw(st.sampled_from(ZONES))}
+    if any(n.get("taints") for n in node_list) and draw(st.booleans()):
+        p["tolerations"] = [_toleration()]
+    affinity = draw(st.sampled_from(["none"] * 6 + ["podAffinity", "podAntiAffinity"]))
+    if affinity != "none":
+        p[affinity] = [{"labels": {"app": draw(st.sampled_from(APPS))},
+                        "topology": draw(st.sampled_from(["hostname", "zone"]))}]
+    return p
+
+
+@st.composite
+def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], windows: bool = False) -> list[dict]:
+    out: list[dict] = []
+    live = list(pods)
+    classes_now = {c["name"]: c for c in class_list}
+    deleted: dict[str, dict] = {}
+    made = 0
+    for _ in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["createPod"] * 6 + ["deletePod"] * 2
+                                    + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]))
+        if kind == "deletePod" and live:
+            name = draw(st.sampled_from(live))
+            live.remove(name)
+            out.append({"deletePod": name})
+        elif kind == "createClass":
+            made += 1
+            value = draw(st.sampled_from([draw(st.integers(-100, 2000)), LIMIT + 1]))
+            c = {"name": f"x{made}", "value": value}
+            if draw(st.booleans()):
+                c["annotations"] = _annotations(draw, [value], windows)
+            classes_now[c["name"]] = c
+            out.append({"createClass": c})
+        elif kind == "updateClass" and classes_now:
+            old = draw(st.sampled_from(sorted(classes_now.values(), key=lambda c: c["name"])))
+            change = draw(st.sampled_from(["description", "value", "annotations"]))
+            new = dict(old)
+            if change == "description":
+                new["description"] = "changed"
+            elif change == "value":
+                new["value"] = old["value"] + 1  # immutable: refused
+            else:
+                new["annotations"] = _annotations(draw, [old["value"]], windows)
+            out.append({"updateClass": new})
+            if change != "value":
+                classes_now[old["name"]] = new
+        elif kind == "deleteClass" and classes_now:
+            name = draw(st.sampled_from(sorted(classes_now)))
+            deleted[name] = classes_now.pop(name)
+            out.append({"deleteClass": name})
+        elif kind == "recreateClass" and deleted:
+            name = draw(st.sampled_from(sorted(deleted)))
+            c = dict(deleted.pop(name), value=draw(st.integers(-100, 2000)), globalDefault=False)
+            classes_now[name] = c
+            out.append({"createClass": c})
+        elif kind == "createPdb":
+            out.append({"createPdb": {"name": f"b{len(out) + 1}", "selector": {"app": draw(st.sampled_from(APPS))},
+                                      "minAvailable": draw(st.integers(0, 2))}})
+        elif kind == "wait":
+            out.append({"wait": f"{draw(st.integers(1, 15))}s"})
+        else:
+            name = f"q{len(out) + 1}"
+            live.append(name)
+            out.append({"createPod": draw(new_pod(name, list(classes_now.values()), node_list))})
+    return out
+
+
+def _short_window(c: dict) -> bool:
+    ts = c.get("annotations", {}).get(TS, "")
+    return ts.isdigit() and SHORT_WINDOW[0] <= int(ts) <= SHORT_WINDOW[1]
+
+
+@st.composite
+def scenario_trees(draw, scenario_id: str = "explore") -> dict:
+    # Both make a scenario `alone` (slower to run): a minority, drawn once per scenario.
+    windows = draw(st.integers(0, 9)) == 0
+    global_default = draw(st.integers(0, 29)) == 0
+    node_list = draw(nodes())
+    class_list = draw(classes(windows, global_default))
+    pods = draw(initial_pods(node_list, class_list))
+    pdbs = [{"name": f"keep-{app}", "selector": {"app": app}, "minAvailable": draw(st.integers(0, 2))}
+            for app in APPS if draw(st.integers(0, 3)) == 0]
+    step_list = draw(steps(class_list, node_list, [p["name"] for p in pods], windows))
+    every_class = class_list + [s.get("createClass") or s.get("updateClass") for s in step_list
+                                if s.get("createClass") or s.get("updateClass")]
+    alone = any(c.get("globalDefault") for c in every_class) or any(_short_window(c) for c in every_class)
+    tree: dict = {"id": scenario_id, "title": "generated", "spec": "generated by ./kit explore",
+                  "areas": ["preemption"], "alone": alone, "priorityClasses": class_list, "nodes": node_list,
+                  "pods": pods, "steps": step_list}
+    if pdbs:
+        tree["pdbs"] = pdbs
+    return tree
+
+
+def generate(count: int, seed: int) -> list[dict]:
+    """``count`` scenario trees, the same ones for the same seed (and hypothesis version)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as seed_
+
+    out: list[dict] = []
+
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @seed_(seed)
+    @given(scenario_trees())
+    def collect(tree: dict) -> None:
+        out.append(tree)
+
+    collect()
+    return [dict(t, id=f"x{seed}-{i + 1:04d}") for i, t in enumerate(out[:count])]

@@ -1,0 +1,153 @@
+"""Model-only properties over the explorer's generated scenarios (harness/generate.py).
+
+The same strategy that feeds ``./kit explore`` feeds these: whatever it draws
+must load, simulate on both builds, and obey rules that hold for every
+scheduler the specs allow, whatever the scenario.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+
+from harness.expectation import simulate
+from harness.generate import generate, scenario_trees
+from harness.scenario import SLOT, Scenario
+from reference import filter as flt
+from reference.objects import PREEMPT_NEVER
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+def worlds_of(tree: dict):
+    s = Scenario.model_validate(tree)
+    return s, {b: simulate(s, b) for b in ("plugins", "upstream")}
+
+
+@SETTINGS
+@given(scenario_trees())
+def test_no_node_is_ever_overcommitted(tree):
+    _, by_build = worlds_of(tree)
+    for worlds in by_build.values():
+        for w in worlds:
+            for node in w.state.nodes:
+                used = sum(p.request_map.get(SLOT, 0) for p in w.state.pods_on(node.name))
+                assert used <= node.allocatable_map.get(SLOT, 0), (node.name, w.log[-5:])
+
+
+@SETTINGS
+@given(scenario_trees())
+def test_victims_always_have_lower_priority_and_never_pods_never_preempt(tree):
+    _, by_build = worlds_of(tree)
+    for worlds in by_build.values():
+        final = worlds[-1]
+        for pr in final.predictions:
+            if pr.outcome != "preempt":
+                continue
+            preemptor = next((w.state.pod_keyed(pr.pod) for w in reversed(worlds) if w.state.pod_keyed(pr.pod)), None)
+            assert preemptor is not None and preemptor.preemption_policy != PREEMPT_NEVER
+            for node in pr.nodes:
+                for v in pr.victims[node]:
+                    victim = next(w.state.pod_keyed(v) for w in worlds if w.state.pod_keyed(v) is not None)
+                    assert victim.priority < preemptor.priority, (pr.pod, v)
+
+
+@SETTINGS
+@given(scenario_trees())
+def test_bound_pods_pass_the_node_filters(tree):
+    """A pod placed by the model passes selector and taint filters on its node (initial pods excepted:
+    the scenario places them)."""
+    s, by_build = worlds_of(tree)
+    initial = {f"default/{p.name}" for p in s.pods}
+    for worlds in by_build.values():
+        for w in worlds:
+            for pod in w.state.pods:
+                if pod.node_name and pod.key not in initial:
+                    node = w.state.node_named(pod.node_name)
+                    for rule in (flt.taint_toleration, flt.node_affinity):
+                        assert rule(w.state, pod, node, ()).code == flt.SUCCESS, (pod.key, rule.__name__)
+
+
+@SETTINGS
+@given(scenario_trees())
+def test_simulation_is_deterministic(tree):
+    s = Scenario.model_validate(tree)
+    for b in ("plugins", "upstream"):
+        a, c = simulate(s, b), simulate(s, b)
+        assert [w.log for w in a][1:] == [w.log for w in c][1:]
+
+
+def test_a_seed_draws_the_same_scenarios_and_another_seed_others():
+    assert generate(15, 7) == generate(15, 7)
+    assert generate(15, 7) != generate(15, 8)
+
+
+def test_the_generator_reaches_the_whole_domain():
+    """Over 300 draws every kind of thing the issue lists appears at least once."""
+    trees = generate(300, 1)
+    steps = [st for t in trees for st in t["steps"]]
+    classes = [c for t in trees for c in t["priorityClasses"]]
+    anns = [v for c in classes for v in c.get("annotations", {}).values()]
+    seen = {
+        "negative value": any(c["value"] < 0 for c in classes),
+        "value at the limit": any(c["value"] == 1_000_000_000 for c in classes),
+        "Never": any(c.get("preemptionPolicy") == "Never" for c in classes),
+        "globalDefault": any(c.get("globalDefault") for c in classes),
+        "unparsable annotation": any(not a.lstrip("-").isdigit() for a in anns),
+        "negative annotation": "-1" in anns,
+        "zero annotation": "0" in anns,
+        "alone": any(t["alone"] for t in trees),
+        "bypassScheduler": any(p.get("bypassScheduler") for t in trees for p in t["pods"]),
+        "pdb": any(t.get("pdbs") for t in trees) and any("createPdb" in st for st in steps),
+        "taint": any(n.get("taints") for t in trees for n in t["nodes"]),
+        "explicit priority": any("priority" in st.get("createPod", {}) for st in steps),
+        "affinity": any("podAffinity" in st.get("createPod", {}) for st in steps),
+        "anti-affinity": any("podAntiAffinity" in st.get("createPod", {}) for st in steps),
+        **{action: any(action in st for st in steps)
+           for action in ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "wait")},
+    }
+    assert all(seen.values()), [k for k, v in seen.items() if not v]
+
+
+def test_shrinking_keeps_the_smallest_tree_that_still_diverges():
+    """The shrinker's search, with the cluster's verdict replaced by a rule: 'diverges while pod p1
+    and a step creating a pod remain'. (The explorer asks a real cluster; this checks the search.)"""
+    from harness import explore
+    from harness.runner import Result, StepRecord
+    from reference.scheduler import PodView
+
+    tree = generate(40, 3)
+    tree = next(t for t in tree if any(p["name"] == "p1" for p in t["pods"])
+                and sum("createPod" in s for s in t["steps"]) >= 1 and len(t["steps"]) >= 2 and len(t["nodes"]) >= 2)
+
+    def diverges(s: Scenario) -> bool:
+        return any(p.name == "p1" for p in s.pods) and any(st.createPod for st in s.steps)
+
+    def run_many(batch):
+        out = {}
+        for s in batch:
+            mism = [explore_mismatch()] if diverges(s) else []
+            views = ({"p1": PodView("running", "n1")}, {"p1": PodView("pending")})
+            out[s.id] = Result(s, "plugins", steps=[StepRecord(0, "x", *views, mism, [], [])])
+        return out
+
+    def explore_mismatch():
+        from harness.expectation import Mismatch
+        return Mismatch("p1", "phase", "running", "pending")
+
+    best, report, again = explore.shrink(tree, "outcome", run_many, rounds=30)
+    assert again and "p1" in report
+    s = Scenario.model_validate(best)
+    assert diverges(s)
+    assert len(s.pods) == 1 and len(s.steps) == 1 and len(s.nodes) == 1 and not s.pdbs
+
+
+def test_kind_of_a_result():
+    from harness import explore
+    from harness.runner import Fault, Result, StepRecord
+
+    s = Scenario.model_validate(generate(1, 1)[0])
+    assert explore.kind_of(Result(s, "plugins")) is None
+    assert explore.kind_of(Result(s, "plugins", error="initial pod p1 did not run")) == "runner"
+    fault = Fault("one preemptor, victims on two nodes", "...", True)
+    assert explore.kind_of(Result(s, "plugins", steps=[StepRecord(0, "x", {}, {}, [], [], [], [fault])])) == "scheduler fault"
+    assert explore.kind_of(Result(s, "plugins", error="x", cancelled=True)) is None
