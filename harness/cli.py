@@ -237,12 +237,19 @@ def cmd_mutants(args) -> int:
     from . import mutate
 
     mutants = mutate.load_all()
+    skipped: list[str] = []
     if args.mutant:
         known = {m.id for m in mutants}
         unknown = [i for i in args.mutant if i not in known]
         if unknown:
             raise KitError(f"--mutant: no mutant named {', '.join(unknown)} in {mutate.MUTANTS}")
         mutants = [m for m in mutants if m.id in args.mutant]
+    elif not args.full:
+        # An equivalent mutant cannot count either way, and surviving costs a whole catalogue run.
+        skipped = [m.id for m in mutants if m.equivalent]
+        mutants = [m for m in mutants if not m.equivalent]
+        if skipped:
+            print(f"not run, argued equivalent (run them with --full or --mutant): {', '.join(skipped)}")
     builds = _builds(args.scheduler)
     toolchain_modules = ("etcd", "kwok", "kubernetes", "scheduler-plugins")
     from . import toolchain
@@ -253,6 +260,8 @@ def cmd_mutants(args) -> int:
     baseline, runs = mutate.kill_matrix(mutants, builds, args.jobs, args.full, out,
                                         print_=lambda s: print(s, flush=True))
     lines, score = mutate.summary(mutants, runs)
+    if skipped:
+        lines.append(f"not run, argued equivalent: {', '.join(skipped)}")
     wall = time.monotonic() - started
     lines.append(f"wall time: {wall / 60:.1f} min ({len(mutants)} mutants, builds {', '.join(builds)}, "
                  f"{args.jobs} at a time)")
@@ -332,7 +341,8 @@ def parser() -> argparse.ArgumentParser:
     mu.add_argument("--scheduler", default="plugins,upstream", help="builds to mutate (default: both)")
     mu.add_argument("--jobs", type=int, default=2, help="mutants run at once, each on its own cluster (default 2)")
     mu.add_argument("--full", action="store_true",
-                    help="run every scenario on every build a mutant affects (default: stop at the first kill)")
+                    help="run every scenario on every build a mutant affects (default: stop at the first kill), "
+                         "and the mutants argued equivalent too")
     mu.set_defaults(func=cmd_mutants)
     x = sub.add_parser("explore", help="generated scenarios on a real cluster against the model: "
                                        "divergences, shrunk, as scenario files")
