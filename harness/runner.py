@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from kubernetes import client
@@ -253,8 +253,15 @@ class ScenarioRun:
         scenarios' preemptors, which provoked the scheduler's repeated-preemption race far more
         often than a cluster sees. bypassScheduler pods are bound directly.
         """
+        last_start: dict[str, datetime] = {}
         for p in self.s.pods:
             target = self.node_name(p.node)
+            if p.node in last_start:
+                # The model places initial pods in order, each starting after the one before, and
+                # victims on a node are ranked by start time among equal priorities. The API keeps
+                # whole seconds, so two pods of one node started in the same second would tie, and
+                # the scheduler's order among them would be its free choice: start a second later.
+                lifecycle.pause((last_start[p.node] + timedelta(seconds=1) - utcnow()).total_seconds(), self.cancel)
             if p.bypassScheduler:
                 self.create_pod(p, node_name=target)
             else:
@@ -266,8 +273,11 @@ class ScenarioRun:
                     raise KitError(f"initial pod {name} landed on {pod.spec.node_name}, not {target}")
                 if pod.status.phase != "Running":
                     raise NotYet(f"{name} is {pod.status.phase}")
+                return pod
 
-            wait_for(running, 30, f"initial pod {p.name} to run on {p.node}")
+            pod = wait_for(running, 30, f"initial pod {p.name} to run on {p.node}")
+            if pod.status.start_time is not None:
+                last_start[p.node] = pod.status.start_time
         if self.s.pdbs:
             self.wait_pdbs_current()
 
