@@ -48,9 +48,14 @@ def _class_value(draw, taken: list[int]) -> int:
 
 
 def _annotations(draw, values: list[int], windows: bool = False) -> dict[str, str]:
+    """A PreemptionToleration policy: either annotation missing, unparsable, negative, zero or
+    meaningful. A policy exempts only with a minimum above the preemptor's priority and a
+    non-zero toleration, so those are drawn often enough to matter."""
     out = {}
-    mpp = draw(st.sampled_from(["none", "none", "value", "garbage", "negative", "zero"]))
-    if mpp == "value":
+    mpp = draw(st.sampled_from(["none", "above all", "above all", "value", "garbage", "negative", "zero"]))
+    if mpp == "above all":
+        out[MPP] = str(LIMIT)
+    elif mpp == "value":
         out[MPP] = str(draw(st.sampled_from(values)) + draw(st.sampled_from([-1, 0, 1])))
     elif mpp == "garbage":
         out[MPP] = "high"
@@ -58,7 +63,8 @@ def _annotations(draw, values: list[int], windows: bool = False) -> dict[str, st
         out[MPP] = "-5"
     elif mpp == "zero":
         out[MPP] = "0"
-    ts = draw(st.sampled_from(["none", "none", "garbage", "negative", "zero", "long"] + ["short"] * (2 if windows else 0)))
+    ts = draw(st.sampled_from(["none", "garbage", "negative", "negative", "zero", "long", "long"]
+                              + ["short"] * (3 if windows else 0)))
     if ts == "garbage":
         out[TS] = "10m"
     elif ts == "negative":
@@ -118,10 +124,17 @@ def initial_pods(draw, node_list: list[dict], class_list: list[dict]) -> list[di
     out = []
     names = [c["name"] for c in class_list]
     for node in node_list:
+        # Mostly full nodes: preemption only happens where there is no room.
         room = node["slots"]
-        for _ in range(draw(st.integers(0, 3))):
-            slots = draw(st.integers(0, min(3, room)))
-            room -= slots
+        full = draw(st.integers(0, 3)) > 0
+        sizes = []
+        while room > 0 and len(sizes) < 4:
+            size = draw(st.integers(0 if not full else 1, min(3, room)))
+            sizes.append(size)
+            room -= size
+            if not full and draw(st.booleans()):
+                break
+        for slots in sizes:
             p: dict = {"name": f"p{len(out) + 1}", "node": node["name"], "slots": slots,
                        "grace": draw(st.sampled_from([0, 1, 2, 5]))}
             if draw(st.integers(0, 6)):
@@ -138,17 +151,19 @@ def initial_pods(draw, node_list: list[dict], class_list: list[dict]) -> list[di
 
 @st.composite
 def new_pod(draw, name: str, class_list: list[dict], node_list: list[dict]) -> dict:
-    p: dict = {"name": name, "slots": draw(st.sampled_from([1, 1, 1, 2, 3])),
+    p: dict = {"name": name, "slots": draw(st.sampled_from([1, 1, 1, 1, 2, 3])),
                "grace": draw(st.sampled_from([0, 1, 2]))}
-    kind = draw(st.sampled_from(["class"] * 6 + ["none", "unknown"]))
+    kind = draw(st.sampled_from(["class"] * 10 + ["none", "unknown"]))
     if kind == "class" and class_list:
-        c = draw(st.sampled_from(class_list))
+        # Half the time one of the two highest classes, so that most new pods can preempt someone.
+        ranked = sorted(class_list, key=lambda c: -c["value"])
+        c = draw(st.sampled_from(ranked[:2] if draw(st.booleans()) else ranked))
         p["class"] = c["name"]
-        if draw(st.integers(0, 5)) == 0:  # spec.priority set by hand: equal passes, other is refused
+        if draw(st.integers(0, 7)) == 0:  # spec.priority set by hand: equal passes, other is refused
             p["priority"] = c["value"] + draw(st.sampled_from([0, 0, 1]))
     elif kind == "unknown":
         p["class"] = "missing"
-    if draw(st.integers(0, 5)) == 0:
+    if draw(st.integers(0, 7)) == 0:
         p["preemptionPolicy"] = draw(st.sampled_from(["Never", "PreemptLowerPriority"]))
     if draw(st.booleans()):
         p["labels"] = {"app": draw(st.sampled_from(APPS))}
@@ -171,7 +186,7 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
     deleted: dict[str, dict] = {}
     made = 0
     for _ in range(draw(st.integers(1, 5))):
-        kind = draw(st.sampled_from(["createPod"] * 6 + ["deletePod"] * 2
+        kind = draw(st.sampled_from(["createPod"] * 8 + ["deletePod"] * 2
                                     + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]))
         if kind == "deletePod" and live:
             name = draw(st.sampled_from(live))
@@ -179,7 +194,7 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
             out.append({"deletePod": name})
         elif kind == "createClass":
             made += 1
-            value = draw(st.sampled_from([draw(st.integers(-100, 2000)), LIMIT + 1]))
+            value = LIMIT + 1 if draw(st.integers(0, 4)) == 0 else draw(st.integers(-100, 2000))
             c = {"name": f"x{made}", "value": value}
             if draw(st.booleans()):
                 c["annotations"] = _annotations(draw, [value], windows)
@@ -187,7 +202,7 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
             out.append({"createClass": c})
         elif kind == "updateClass" and classes_now:
             old = draw(st.sampled_from(sorted(classes_now.values(), key=lambda c: c["name"])))
-            change = draw(st.sampled_from(["description", "value", "annotations"]))
+            change = draw(st.sampled_from(["description", "value", "annotations", "annotations"]))
             new = dict(old)
             if change == "description":
                 new["description"] = "changed"
