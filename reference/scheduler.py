@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 
 from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
-from .preemption import Prediction, predict
+from .preemption import PLUGINS, Prediction, predict
+from .release import PINNED, TERMINATING_VICTIMS_SKIPPED, has
 from .queue import UNSCHEDULABLE_MAX_STAY, queue_order
 
 
@@ -36,6 +37,7 @@ class World:
     # Where a tie lets the scheduler choose, the branch this world follows:
     # (pod key, node). Without one, the first node by name.
     choices: tuple[tuple[str, str], ...] = ()
+    release: str = PINNED  # the Kubernetes release whose behaviour is predicted (reference.release)
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
@@ -66,21 +68,26 @@ def attempt(world: World, key: str) -> World:
         return _set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
     if pr.outcome == "preempt":
         victims = pr.victims[chosen]
+        skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
+        evicted = []
         for v in victims:
             victim = world.state.pod_keyed(v)
-            if victim is None:
+            if victim is None or (victim.terminating and skip_terminating):
                 continue
-            # A victim already terminating (its owner deleted it) still gets the DisruptionTarget
-            # condition: upstream patches it before deleting again, and the second delete keeps
-            # the first deletion time. From then on it holds the preemptor back like any victim.
+            # Before 1.35 a victim already terminating (its owner deleted it) still gets the
+            # DisruptionTarget condition: upstream patches it before deleting again, and the second
+            # delete keeps the first deletion time. It then holds the preemptor back like any victim.
             ends = victim.deletion_timestamp or world.now + timedelta(seconds=victim.termination_grace_seconds)
             world = _set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
-        for cleared in pr.nominations_cleared.get(chosen, ()):
-            other = world.state.pod_keyed(cleared)
-            if other is not None:
-                world = _set_pod(world, other.with_(nominated_node_name=""))
+            evicted.append(v)
+        # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
+        if evicted or not (skip_terminating and PLUGINS[world.build].asynchronous):
+            for cleared in pr.nominations_cleared.get(chosen, ()):
+                other = world.state.pod_keyed(cleared)
+                if other is not None:
+                    world = _set_pod(world, other.with_(nominated_node_name=""))
         world = _set_pod(world, world.state.pod_keyed(key).with_(nominated_node_name=chosen))
-        world = replace(world, preempted=world.preempted | set(victims))
+        world = replace(world, preempted=world.preempted | set(evicted))
         world = world.note(f"{key} preempts {', '.join(victims) or 'nobody new'} on {chosen} ({pr.reasons[0]})")
         return _park(world, key)
     if pr.nominated_node == "":
@@ -186,8 +193,8 @@ def branches(before: World, step, limit: int = 16) -> list[World]:
     return done
 
 
-def start(state: ClusterState, build: str, now: datetime) -> World:
-    return World(state, now, build)
+def start(state: ClusterState, build: str, now: datetime, release: str = PINNED) -> World:
+    return World(state, now, build, release=release)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,49 @@
+"""Kubernetes releases, and the behaviour changes between them that a scenario can observe.
+
+Each change is a named switch with the release it starts in and the upstream
+change that made it; the model asks ``has(release, SWITCH)`` where behaviour
+differs. Research behind the table: docs/releases-behaviour.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PINNED = "1.34"  # the release the kit's builds are made from today
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str
+    since: str  # first minor release with the new behaviour
+    upstream: str
+    what: str
+
+
+TERMINATING_VICTIMS_SKIPPED = Switch(
+    "terminating-victims-skipped", "1.35", "kubernetes#134927",
+    "a victim already terminating (its owner deleted it) is left alone: no DisruptionTarget "
+    "condition, no second delete, no Preempted event; with async preemption, when every victim "
+    "is already terminating, lower-priority pods nominated to the node keep their nomination")
+NOMINATION_CLEARED_ON_BINDING = Switch(
+    "nomination-cleared-on-binding", "1.35", "kubernetes#132443, #135103",
+    "the API server clears status.nominatedNodeName when a pod is bound")
+ONE_PREEMPTION_AT_A_TIME = Switch(
+    "one-preemption-at-a-time", "1.35", "kubernetes#134294, #134730",
+    "a preemptor whose async preemption is still deleting victims is not tried again, so it "
+    "cannot preempt the same victim twice")
+
+SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME)
+
+
+def minor(release: str) -> tuple[int, int]:
+    """(1, 35) from "1.35", "v1.35.8" or "1.35.8"."""
+    parts = release.lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        raise ValueError(f"not a Kubernetes release: {release!r} (expected like 1.35 or v1.35.8)") from None
+
+
+def has(release: str, switch: Switch) -> bool:
+    return minor(release) >= minor(switch.since)
