@@ -99,6 +99,7 @@ class Result:
             if s.reasons:
                 lines.append("  model's reasons:")
                 lines += [f"    {r}" for r in s.reasons]
+        lines += [f"known scheduler fault (outcome as specified): {f}" for f in self.known_faults]
         if self.artifacts:
             lines.append(f"artifacts: {self.artifacts}")
         return "\n".join(lines)
