@@ -251,10 +251,9 @@ def cmd_mutants(args) -> int:
         if skipped:
             print(f"not run, argued equivalent (run them with --full or --mutant): {', '.join(skipped)}")
     builds = _builds(args.scheduler)
-    toolchain_modules = ("etcd", "kwok", "kubernetes", "scheduler-plugins")
     from . import toolchain
 
-    toolchain.ensure_all(toolchain_modules)
+    toolchain.ensure_all()
     out = REPO / "artifacts" / "mutants"
     started = time.monotonic()
     baseline, runs = mutate.kill_matrix(mutants, builds, args.jobs, args.full, out,
@@ -284,7 +283,7 @@ def cmd_explore(args) -> int:
 
     builds = _builds(args.scheduler)
     out = args.out
-    toolchain.ensure_all(("etcd", "kwok", "kubernetes", "scheduler-plugins"))
+    toolchain.ensure_all()
     if args.replay is not None:
         diverged = False
         for b in builds:

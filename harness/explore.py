@@ -23,7 +23,7 @@ import yaml
 from . import lifecycle
 from .errors import KitError
 from .runner import Result
-from .scenario import Scenario, ScenarioError
+from .scenario import Scenario
 
 KINDS = ("outcome", "scheduler fault", "runner")
 
@@ -48,7 +48,7 @@ class Divergence:
     original: dict  # the generated tree
     shrunk: dict
     report: str
-    reproduced: bool = True  # False: no smaller scenario showed it, and it was not retried
+    reproduced: bool = True  # False: seen once; neither the draw run again nor a smaller one showed it
 
 
 @dataclass
@@ -60,7 +60,6 @@ class Summary:
     known_faults: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         by_kind = {k: sum(1 for d in self.divergences if d.kind == k) for k in KINDS}
@@ -140,13 +139,13 @@ def shrink(tree: dict, kind: str, run_many: RunMany, rounds: int = 6, per_round:
     best, report, again = tree, "", False
     for r in range(rounds):
         lifecycle.check()
-        candidates = [(dict(tree, id=f"{tree['id']}-again"), None)] if r == 0 else []
+        candidates = [dict(tree, id=f"{tree['id']}-again")] if r == 0 else []
         for i, t in enumerate(sorted(smaller(best), key=size)):
             t["id"] = f"{tree['id']}-r{r}c{i}"
-            candidates.append((t, None))
+            candidates.append(t)
             if len(candidates) > per_round:
                 break
-        checked = [(t, s) for t, s in ((t, valid(t)) for t, _ in candidates) if s is not None]
+        checked = [(t, s) for t, s in ((t, valid(t)) for t in candidates) if s is not None]
         if not checked:
             break
         results = run_many([s for _, s in checked])
@@ -170,13 +169,10 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
     from .kube import Kube
     from .runner import KwokNodes
 
-    alone: list = []
-
     def own(suffix: str):
+        # Batch brings each up and down around its scenario.
         from .cluster import ClusterOptions, LocalCluster
-        c = LocalCluster(ClusterOptions(build=build, name=f"explore-{build}-{os.getpid()}-{suffix}"))
-        alone.append(c)
-        return c
+        return LocalCluster(ClusterOptions(build=build, name=f"explore-{build}-{os.getpid()}-{suffix}"))
 
     b = Batch(scenarios, Kube(cluster.kubeconfig), cluster, build, run_id, KwokNodes(),
               artifacts=artifacts, alone_cluster=own)
@@ -258,4 +254,4 @@ def replay(path: Path, build: str, out: Path) -> Result:
     return results[s.id]
 
 
-__all__ = ["explore", "replay", "shrink", "smaller", "kind_of", "Summary", "ScenarioError"]
+__all__ = ["explore", "replay", "shrink", "smaller", "kind_of", "Summary"]

@@ -47,34 +47,27 @@ def _class_value(draw, taken: list[int]) -> int:
     return draw(st.integers(0, 1000))
 
 
+# Annotation values by kind ("none": the annotation is left out; "value", "short": drawn).
+MPP_TEXT = {"above all": str(LIMIT), "garbage": "high", "negative": "-5", "zero": "0"}
+TS_TEXT = {"garbage": "10m", "negative": "-1", "zero": "0", "long": "3600"}
+
+
 def _annotations(draw, values: list[int], windows: bool = False) -> dict[str, str]:
     """A PreemptionToleration policy: either annotation missing, unparsable, negative, zero or
     meaningful. A policy exempts only with a minimum above the preemptor's priority and a
     non-zero toleration, so those are drawn often enough to matter."""
     out = {}
     mpp = draw(st.sampled_from(["none", "above all", "above all", "value", "garbage", "negative", "zero"]))
-    if mpp == "above all":
-        out[MPP] = str(LIMIT)
-    elif mpp == "value":
+    if mpp == "value":
         out[MPP] = str(draw(st.sampled_from(values)) + draw(st.sampled_from([-1, 0, 1])))
-    elif mpp == "garbage":
-        out[MPP] = "high"
-    elif mpp == "negative":
-        out[MPP] = "-5"
-    elif mpp == "zero":
-        out[MPP] = "0"
+    elif mpp in MPP_TEXT:
+        out[MPP] = MPP_TEXT[mpp]
     ts = draw(st.sampled_from(["none", "garbage", "negative", "negative", "zero", "long", "long"]
                               + ["short"] * (3 if windows else 0)))
-    if ts == "garbage":
-        out[TS] = "10m"
-    elif ts == "negative":
-        out[TS] = "-1"
-    elif ts == "zero":
-        out[TS] = "0"
-    elif ts == "long":
-        out[TS] = "3600"
-    elif ts == "short":
+    if ts == "short":
         out[TS] = str(draw(st.integers(*SHORT_WINDOW)))
+    elif ts in TS_TEXT:
+        out[TS] = TS_TEXT[ts]
     return out
 
 
