@@ -1,8 +1,8 @@
 """A build's scenarios, run side by side: the shared cluster's batch and the ones that need a cluster alone.
 
 Scenarios run concurrently on one cluster, each in its own namespace with its
-own nodes. A scenario that needs the cluster to itself (``alone``: it changes
-cluster-wide state, or its outcome needs a quiet queue) gets a cluster of its
+own nodes. A scenario that needs the cluster to itself (``placement.why_alone``: it
+changes cluster-wide state, or its outcome needs a quiet queue) gets a cluster of its
 own when the kit can start one (``alone_cluster``), concurrently with the
 rest; on a cluster the kit cannot multiply (``--kubeconfig``, kind) such
 scenarios run one at a time after the batch, once its namespaces are gone.
@@ -21,6 +21,7 @@ from . import lifecycle
 from .cluster import LocalCluster
 from .errors import KitError
 from .kube import Kube
+from .placement import why_alone
 from .runner import KwokNodes, NodeSource, Result, ScenarioRun
 from .scenario import Scenario
 
@@ -41,11 +42,13 @@ class Batch:
     def __init__(self, selected: list[Scenario], kube: Kube, local: LocalCluster | None, build: str, run_id: str,
                  nodes: NodeSource, copies: int = 1, stop_at_first_failure: bool = False,
                  artifacts: Path = Path("artifacts"),
-                 alone_cluster: Callable[[str], LocalCluster] | None = None):
+                 alone_cluster: Callable[[str], LocalCluster] | None = None,
+                 on_result: Callable[[Result], None] | None = None):
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
         self.nodes, self.copies, self.artifacts = nodes, copies, artifacts
         self.stop_at_first_failure = stop_at_first_failure
         self.alone_cluster = alone_cluster
+        self.on_result = on_result  # told of each result as it comes (progress of a long batch)
         self.results: dict[tuple[str, int], Result] = {}
         self.wall = 0.0
         self._runs: list[ScenarioRun] = []
@@ -74,6 +77,8 @@ class Batch:
     def _done(self, result: Result, copy: int) -> None:
         with self._lock:
             self.results[result.scenario.id, copy] = result
+            if self.on_result is not None:
+                self.on_result(result)
         if self.stop_at_first_failure and failed(result, self.build):
             self.cancel()  # -x: the verdict is in; the others' results are not needed
 
@@ -81,8 +86,9 @@ class Batch:
         started = time.monotonic()
         log = self.local.log_path("kube-scheduler") if self.local else None
         items = sorted(((s, c) for s in self.selected for c in range(self.copies)), key=lambda sc: -sc[0].least_seconds())
-        together = [(s, c) for s, c in items if not s.alone]
-        alone = [(s, c) for s, c in items if s.alone]
+        quiet = {s.id for s in self.selected if why_alone(s, self.build)}
+        together = [(s, c) for s, c in items if s.id not in quiet]
+        alone = [(s, c) for s, c in items if s.id in quiet]
         # Lent real nodes go to one scenario at a time; kwok nodes are made per scenario.
         workers = MAX_CONCURRENT if isinstance(self.nodes, KwokNodes) else 1
 

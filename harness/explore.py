@@ -22,6 +22,7 @@ import yaml
 
 from . import lifecycle
 from .errors import KitError
+from .placement import why_alone
 from .runner import Result
 from .scenario import Scenario
 
@@ -164,7 +165,8 @@ def shrink(tree: dict, kind: str, run_many: RunMany, rounds: int = 6, per_round:
 # --- the exploration ----------------------------------------------------------------
 
 
-def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artifacts: Path | None) -> dict[str, Result]:
+def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artifacts: Path | None,
+              on_result=None) -> dict[str, Result]:
     from .batch import Batch
     from .kube import Kube
     from .runner import KwokNodes
@@ -175,7 +177,7 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
         return LocalCluster(ClusterOptions(build=build, name=f"explore-{build}-{os.getpid()}-{suffix}"))
 
     b = Batch(scenarios, Kube(cluster.kubeconfig), cluster, build, run_id, KwokNodes(),
-              artifacts=artifacts, alone_cluster=own)
+              artifacts=artifacts, alone_cluster=own, on_result=on_result)
     try:
         b.run()
     except BaseException:
@@ -200,8 +202,19 @@ def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, pr
     build_out = out / build
     build_out.mkdir(parents=True, exist_ok=True)
     with LocalCluster(ClusterOptions(build=build, name=f"explore-{build}-{os.getpid()}")) as cluster:
-        print_(f"[{build}] running {len(scenarios)} generated scenarios ({sum(s.alone for s in scenarios)} alone)")
-        results = run_batch(cluster, build, run_id, scenarios, build_out / "runs")
+        quiet = sum(bool(why_alone(s, build)) for s in scenarios)
+        print_(f"[{build}] running {len(scenarios)} generated scenarios ({quiet} on a cluster of their own)")
+        done = [0, 0]
+
+        def progress(r: Result) -> None:
+            # The batch calls this under its lock: a running count, every tenth of the way.
+            done[0] += 1
+            done[1] += kind_of(r) is not None
+            if done[0] % max(len(scenarios) // 10, 1) == 0:
+                print_(f"[{build}] {done[0]}/{len(scenarios)} run, {done[1]} diverged so far "
+                       f"({time.monotonic() - started:.0f} s)")
+
+        results = run_batch(cluster, build, run_id, scenarios, build_out / "runs", on_result=progress)
         rounds = 0
 
         def run_many(batch: list[Scenario]) -> dict[str, Result]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from itertools import groupby
 
 from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
@@ -38,6 +39,11 @@ class World:
     # (pod key, node). Without one, the first node by name.
     choices: tuple[tuple[str, str], ...] = ()
     release: str = PINNED  # the Kubernetes release whose behaviour is predicted (reference.release)
+    # Events after which the order among equal-priority pods woken together decided what
+    # happened. The queue orders them by when each was last parked, and on a cluster shared
+    # with other work any unrelated event re-parks them in a new order: such an outcome can
+    # only be observed on a quiet cluster.
+    order_decided: tuple[str, ...] = ()
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
@@ -107,9 +113,22 @@ def run_queue(world: World, keys: set[str] | None = None) -> World:
     """Try pending pods (all active ones, or just ``keys``) once each, in queue order."""
     parked = world.parked_keys()
     active = [p for p in world.state.pending() if (p.key in keys if keys is not None else p.key not in parked)]
-    for group in queue_order(active):
-        for key in group:
-            world = attempt(replace(world, parked=tuple(p for p in world.parked if p[0] != key)), key)
+    order = [key for group in queue_order(active) for key in group]
+    after = _try_each(world, order)
+    if len(order) > 1 and keys is None:
+        # Woken together by one event: would the other order among equal priorities differ?
+        priority = {p.key: p.priority for p in active}
+        swapped = [k for _, same in groupby(order, key=priority.get) for k in reversed(list(same))]
+        if swapped != order and view(_try_each(world, swapped)) != view(after):
+            tied = sorted(k for k in order if sum(priority[o] == priority[k] for o in order) > 1)
+            after = replace(after, order_decided=after.order_decided + (
+                f"[{world.now.isoformat(timespec='seconds')}] the queue order among {', '.join(tied)} decided",))
+    return after
+
+
+def _try_each(world: World, order: list[str]) -> World:
+    for key in order:
+        world = attempt(replace(world, parked=tuple(p for p in world.parked if p[0] != key)), key)
     return world
 
 

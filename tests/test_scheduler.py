@@ -65,3 +65,37 @@ def test_only_the_upstream_plugin_preempts_asynchronously():
 
 def replace_now(w, when):
     return replace(w, now=when)
+
+
+def _two_waiting_for_one_slot():
+    """Two equal-priority pods parked behind one full slot, the older one first; then the slot frees."""
+    s = state([pc("mid", 100, never=True)], [node("n1")], [pod("blocker", 1000, on="n1")])
+    w = sched.create_pod(sched.start(s, "upstream", T0), pod("older", 100, cls="mid", never=True))
+    w = sched.create_pod(replace_now(w, T0 + timedelta(seconds=3)), pod("newer", 100, cls="mid", never=True))
+    w = sched.delete_pod(replace_now(w, T0 + timedelta(seconds=5)), "default/blocker")
+    return sched.advance(w, None)
+
+
+def test_pods_woken_together_are_tried_oldest_parked_first_and_the_model_says_the_order_decided():
+    w = _two_waiting_for_one_slot()
+    assert w.state.pod_keyed("default/older").node_name == "n1"
+    assert not w.state.pod_keyed("default/newer").node_name
+    assert len(w.order_decided) == 1 and "default/newer, default/older" in w.order_decided[0]
+
+
+def test_woken_together_but_not_competing_is_not_an_order_that_decides():
+    s = state([pc("mid", 100)], [node("n1", slots=2)], [pod("blocker", 1000, on="n1", slots=2)])
+    w = sched.create_pod(sched.start(s, "upstream", T0), pod("a", 1000, never=True))
+    w = sched.create_pod(replace_now(w, T0 + timedelta(seconds=3)), pod("b", 1000, never=True))
+    w = sched.advance(sched.delete_pod(replace_now(w, T0 + timedelta(seconds=5)), "default/blocker"), None)
+    assert w.state.pod_keyed("default/a").node_name == w.state.pod_keyed("default/b").node_name == "n1"
+    assert w.order_decided == ()
+
+
+def test_woken_together_with_different_priorities_is_not_an_order_that_decides():
+    s = state([pc("low", 10, never=True), pc("high", 20, never=True)], [node("n1")], [pod("blocker", 1000, on="n1")])
+    w = sched.create_pod(sched.start(s, "upstream", T0), pod("low", 10, cls="low", never=True))
+    w = sched.create_pod(replace_now(w, T0 + timedelta(seconds=3)), pod("high", 20, cls="high", never=True))
+    w = sched.advance(sched.delete_pod(replace_now(w, T0 + timedelta(seconds=5)), "default/blocker"), None)
+    assert w.state.pod_keyed("default/high").node_name == "n1"
+    assert w.order_decided == ()
