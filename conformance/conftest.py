@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness import lifecycle
-from harness.cluster import BUILDS, ClusterOptions, LocalCluster
+from harness.cluster import BUILDS, ClusterOptions, LocalCluster, slug, split_target
 from harness.errors import KitError
 from harness.kube import Kube
 
@@ -31,6 +31,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--scheduler", default="plugins",
                 help="scheduler build(s) under test, comma-separated: plugins (scheduler-plugins with "
                      "PreemptionToleration, default) and/or upstream (kube-scheduler with DefaultPreemption)")
+    g.addoption("--k8s-version", default=None, metavar="RELEASE",
+                help="Kubernetes release(s) of the whole local control plane, comma-separated (1.35,1.37) or "
+                     "all; each build runs on each release where it builds (default: the newest release on "
+                     "which both builds run). With several, the run ends with a scenario x release table")
     g.addoption("--scheduler-binary", type=Path, default=None,
                 help="run this kube-scheduler binary instead of the kit's build (its semantics: --scheduler)")
     g.addoption("--scheduler-config", type=Path, default=None,
@@ -61,13 +65,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _builds(config: pytest.Config) -> list[str]:
+    """The targets under test: a build, or build@release when --k8s-version is given."""
     builds = [b.strip() for b in config.getoption("--scheduler").split(",") if b.strip()]
     bad = [b for b in builds if b not in BUILDS]
     if bad or not builds:
         raise pytest.UsageError(f"--scheduler: unknown build {bad}: choose from {', '.join(BUILDS)}")
     if config.getoption("--kubeconfig") and len(builds) > 1:
         raise pytest.UsageError("--kubeconfig runs one existing cluster: give a single --scheduler")
-    return builds
+    wanted = config.getoption("--k8s-version")
+    if wanted is None:
+        return builds
+    if config.getoption("--kubeconfig") or config.getoption("--cluster") != "local":
+        raise pytest.UsageError("--k8s-version chooses the release of the local cluster the kit starts; "
+                                "an existing or kind cluster runs the release it runs")
+    from harness import toolchain
+
+    known = toolchain.releases()
+    chosen = known if wanted.strip() == "all" else [r.strip() for r in wanted.split(",") if r.strip()]
+    unknown = [r for r in chosen if r not in known]
+    if unknown or not chosen:
+        raise pytest.UsageError(f"--k8s-version: no release {', '.join(unknown) or repr(wanted)}: "
+                                f"choose from {', '.join(known)} or all")
+    own_binary = config.getoption("--scheduler-binary") is not None
+    targets = [f"{b}@{r}" for r in chosen for b in builds
+               if b != "plugins" or own_binary or toolchain.has_plugins(r)]
+    if not targets:
+        raise pytest.UsageError(f"--k8s-version {wanted}: no scheduler-plugins release builds on it; "
+                                f"the plugins build runs on {', '.join(r for r in known if toolchain.has_plugins(r))}")
+    return targets
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -87,14 +112,17 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"{opt}: file not found: {p}")
 
 
-def _modules_needed(config: pytest.Config) -> tuple[str, ...]:
-    """The Go modules the local clusters of this run will start binaries from."""
+def _modules_needed(config: pytest.Config) -> dict[str | None, tuple[str, ...]]:
+    """The components, by release, that the local clusters of this run will start binaries from."""
     if not _local_mode(config):
-        return ()
-    modules = ["etcd", "kwok", "kubernetes"]
-    if "plugins" in _builds(config) and config.getoption("--scheduler-binary") is None:
-        modules.append("scheduler-plugins")
-    return tuple(modules)
+        return {}
+    out: dict[str | None, list[str]] = {}
+    for target in _builds(config):
+        build, release = split_target(target)
+        modules = out.setdefault(release, ["etcd", "kwok", "kubernetes"])
+        if build == "plugins" and config.getoption("--scheduler-binary") is None and "scheduler-plugins" not in modules:
+            modules.append("scheduler-plugins")
+    return {r: tuple(m) for r, m in out.items()}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -104,15 +132,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     two tests (or a test's subprocess) start the same build; the build lock
     in ``toolchain`` keeps other processes out too.
     """
-    modules = _modules_needed(session.config)
-    if not modules:
+    needed = _modules_needed(session.config)
+    if not needed:
         return
     from harness import toolchain
 
     capman = session.config.pluginmanager.getplugin("capturemanager")
     with capman.global_and_fixture_disabled():
         try:
-            toolchain.ensure_all(modules)
+            for release, modules in needed.items():
+                toolchain.ensure_all(modules, release)
         except KitError as e:
             raise pytest.UsageError(f"cannot build the control plane: {e}") from None
 
@@ -158,6 +187,7 @@ class LocalClusters:
         self._peak = 0
         self._made: list[LocalCluster] = []  # every cluster of this run, for the memory figure
         self._done = threading.Event()
+        self._drained = threading.Event()  # every batch has ended
         threading.Thread(target=self._watch_memory, name="memory", daemon=True).start()
 
     def _watch_memory(self) -> None:
@@ -170,12 +200,13 @@ class LocalClusters:
     def peak_rss(self) -> int:
         return max(self._peak, self._rss())
 
-    def options(self, build: str, suffix: str = "") -> ClusterOptions:
+    def options(self, target: str, suffix: str = "") -> ClusterOptions:
         c = self.config
-        return ClusterOptions(build=build, scheduler_binary=c.getoption("--scheduler-binary"),
+        build, release = split_target(target)
+        return ClusterOptions(build=build, release=release or "", scheduler_binary=c.getoption("--scheduler-binary"),
                               scheduler_config=c.getoption("--scheduler-config"),
                               scheduler_verbosity=c.getoption("--scheduler-verbosity"),
-                              name=f"prio-{build}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
+                              name=f"prio-{slug(target)}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
 
     def _up(self, build: str) -> LocalCluster:
         local = LocalCluster(self.options(build))
@@ -195,27 +226,53 @@ class LocalClusters:
         self._made.append(local)
         return local
 
-    def start_batch(self, build: str, scenarios: list) -> None:
+    def _run_batch(self, target: str, scenarios: list):
         from harness.batch import Batch
         from harness.runner import KwokNodes
 
-        def run():
-            local = self.get(build)
-            kube = Kube(local.kubeconfig)
-            try:
-                b = self._batch_objects[build] = Batch(
-                    scenarios, kube, local, build, self.run_id, KwokNodes(), self.config.getoption("--repeat"),
-                    stop_at_first_failure=self.config.getoption("maxfail") == 1,
-                    artifacts=self.config.getoption("--artifacts"),
-                    alone_cluster=lambda suffix: self.own(build, suffix))
-                if self._ending.is_set():
-                    b.cancel()
-                b.run()
-                return b
-            finally:
-                kube.close()
+        local = self.get(target)
+        kube = Kube(local.kubeconfig)
+        try:
+            b = self._batch_objects[target] = Batch(
+                scenarios, kube, local, split_target(target)[0], self.run_id, KwokNodes(),
+                self.config.getoption("--repeat"),
+                stop_at_first_failure=self.config.getoption("maxfail") == 1,
+                artifacts=self.config.getoption("--artifacts"),
+                alone_cluster=lambda suffix: self.own(target, suffix),
+                release=local.options.release)
+            if self._ending.is_set():
+                b.cancel()
+            b.run()
+            return b
+        finally:
+            kube.close()
 
-        self.batches[build] = self._pool.submit(run)
+    def start_batches(self, wanted: dict[str, list]) -> None:
+        """Each target's scenarios, in the background: the builds of one release side by side,
+        releases one after another (several at once would starve each other of CPU, and a
+        starved scheduler fails timing-sensitive scenarios)."""
+        by_release: dict[str | None, list[str]] = {}
+        for target in wanted:
+            by_release.setdefault(split_target(target)[1], []).append(target)
+            self.batches[target] = Future()
+
+        def drive() -> None:
+            try:
+                for targets in by_release.values():
+                    if self._ending.is_set():
+                        for t in targets:
+                            self.batches[t].set_exception(KitError("the run was stopped before this release's turn"))
+                        continue
+                    running = {t: self._pool.submit(self._run_batch, t, wanted[t]) for t in targets}
+                    for t, f in running.items():
+                        try:
+                            self.batches[t].set_result(f.result())
+                        except BaseException as e:
+                            self.batches[t].set_exception(e)
+            finally:
+                self._drained.set()
+
+        threading.Thread(target=drive, name="releases", daemon=True).start()
 
     def down_all(self) -> None:
         # Tests that ended early (-x, an interrupt) leave batches running: their verdicts are
@@ -223,11 +280,8 @@ class LocalClusters:
         self._ending.set()
         for b in list(self._batch_objects.values()):
             b.cancel()
-        for f in self.batches.values():
-            try:
-                f.result(timeout=30)
-            except BaseException:
-                pass
+        if self.batches:
+            self._drained.wait(30)
         for build, f in self._clusters.items():
             try:
                 local = f.result()
@@ -262,9 +316,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             ids = wanted.setdefault(params["build"], [])
             if params["scenario"] not in ids:
                 ids.append(params["scenario"])
-    for build in _builds(config):
-        if build in wanted:
-            clusters.start_batch(build, wanted[build])
+    clusters.start_batches({t: wanted[t] for t in _builds(config) if t in wanted})
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -365,10 +417,51 @@ def pytest_runtest_makereport(item: pytest.Item, call):
             report.duration = result.seconds
 
 
+def _cell(result, batch) -> str:
+    from harness.batch import failed
+
+    if result is None:
+        return "-"
+    if result.cancelled:
+        return "stopped"
+    if failed(result, batch.build, batch.release):
+        return "FAIL"
+    if not result.scenario.applies_to(batch.build, batch.release):
+        return "differs"  # specified for another build or release, and it does differ: as expected
+    return "fault" if result.known_faults else "pass"
+
+
+def release_matrix(batches: dict) -> list[str]:
+    """Scenario x (build@release): pass, FAIL, fault (a known scheduler race, outcome as
+    specified), differs (specified for another build or release, as expected); then each column's
+    wall time."""
+    targets = list(batches)
+    ids = sorted({sid for b in batches.values() for sid, _ in b.results})
+    width = max([len(i) for i in ids] + [8])
+    cols = [max(len(t), 7) for t in targets]
+    lines = [" ".join([f"{'scenario':<{width}}"] + [f"{t:<{w}}" for t, w in zip(targets, cols)])]
+    for sid in ids:
+        cells = [_cell(batches[t].results.get((sid, 0)), batches[t]) for t in targets]
+        lines.append(" ".join([f"{sid:<{width}}"] + [f"{c:<{w}}" for c, w in zip(cells, cols)]))
+    lines.append(" ".join([f"{'wall time':<{width}}"] + [f"{batches[t].wall / 60:.1f} min".ljust(w)
+                                                          for t, w in zip(targets, cols)]))
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     for line in getattr(config, "_scenario_timing", []):
         terminalreporter.write_line(line)
     clusters = getattr(config, "_local_clusters", None)
+    if clusters is not None and config.getoption("--k8s-version") and clusters._batch_objects:
+        lines = release_matrix({t: clusters._batch_objects[t] for t in _builds(config)
+                                if t in clusters._batch_objects})
+        terminalreporter.write_sep("=", "scenario x release")
+        for line in lines:
+            terminalreporter.write_line(line)
+        out = config.getoption("--artifacts")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "release-matrix.txt").write_text("\n".join(lines) + "\n")
+        terminalreporter.write_line(f"(also in {out / 'release-matrix.txt'})")
     longest = getattr(config, "_longest", 0.0)
     if clusters is not None and longest:
         wall = time.monotonic() - clusters.started

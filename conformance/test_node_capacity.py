@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
+from harness.cluster import slug
 from harness.kube import PAUSE_IMAGE, SLOT, Kube, NotYet, wait_for
 from harness.runner import RealNodes
 
@@ -16,7 +17,7 @@ pytestmark = [pytest.mark.cluster]
 
 
 def test_slots_patched_into_node_status_are_what_the_scheduler_counts(kube: Kube, run_id: str, build: str):
-    node, ns = f"lent-{build}-{run_id}", f"capacity-{build}-{run_id}"
+    node, ns = f"lent-{slug(build)}-{run_id}", f"capacity-{slug(build)}-{run_id}"
     kube.create_node(node, slots=0, run_id=run_id)
     kube.create_namespace(ns, run_id)
     lender = RealNodes([node])

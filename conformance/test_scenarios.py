@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from harness.batch import Batch
+from harness.cluster import split_target
 from harness.errors import KitError
 
 
@@ -31,7 +32,7 @@ def batch(request: pytest.FixtureRequest, build: str, run_id: str):
         selected_ids = {item.callspec.params["scenario"].id for item in request.session.items
                         if "scenario" in getattr(getattr(item, "callspec", None), "params", {})
                         and item.callspec.params.get("build") == build}
-        b = Batch([s for s in config._scenarios if s.id in selected_ids], kube, local, build, run_id,
+        b = Batch([s for s in config._scenarios if s.id in selected_ids], kube, local, split_target(build)[0], run_id,
                   request.getfixturevalue("node_source"), config.getoption("--repeat"),
                   stop_at_first_failure=config.getoption("maxfail") == 1, artifacts=config.getoption("--artifacts"))
         b.run()
@@ -45,19 +46,21 @@ def batch(request: pytest.FixtureRequest, build: str, run_id: str):
 
 
 def test_scenario(scenario, build: str, copy: int, batch: Batch):
+    build, release = batch.build, batch.release
     result = batch.results[scenario.id, copy]
     if result.cancelled:
         pytest.skip("not run to the end: -x stopped the batch at another scenario's failure")
-    if not scenario.applies_to(build):
-        # Specified for another build: a difference is expected (a strict xfail), and the
-        # build showing the behaviour after all is news, so it fails.
+    if not scenario.applies_to(build, release):
+        # Specified for another build or release: a difference is expected (a strict xfail),
+        # and the build showing the behaviour after all is news, so it fails.
+        specified = f"{', '.join(scenario.builds)}" + (f", Kubernetes {scenario.releases}" if scenario.releases else "")
         if result.ok:
-            pytest.fail(f"unexpected pass: {scenario.id} specifies behaviour of {', '.join(scenario.builds)}, "
-                        f"and the {build} build showed it too", pytrace=False)
+            pytest.fail(f"unexpected pass: {scenario.id} specifies behaviour of {specified}, "
+                        f"and the {build} build on Kubernetes {release} showed it too", pytrace=False)
         if result.error:
             pytest.fail(result.report(), pytrace=False)  # an error is no evidence of a difference
-        pytest.xfail(f"expected difference: the {build} build does not implement what {scenario.id} "
-                     f"specifies (for {', '.join(scenario.builds)})")
+        pytest.xfail(f"expected difference: the {build} build on Kubernetes {release} does not do what "
+                     f"{scenario.id} specifies (for {specified})")
     if not result.ok:
         pytest.fail(result.report(), pytrace=False)
     if result.known_faults:

@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+from reference.release import PINNED
+
 from . import lifecycle
 from .cluster import LocalCluster
 from .errors import KitError
@@ -29,11 +31,11 @@ MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
 MAX_ALONE_CLUSTERS = 2  # clusters of their own at once, per build
 
 
-def failed(result: Result, build: str) -> bool:
+def failed(result: Result, build: str, release: str = PINNED) -> bool:
     """A verdict against the build: a difference where none is expected, or an unexpected pass."""
     if result.cancelled:
         return False
-    return not result.ok if result.scenario.applies_to(build) else (result.ok or bool(result.error))
+    return not result.ok if result.scenario.applies_to(build, release) else (result.ok or bool(result.error))
 
 
 class Batch:
@@ -43,12 +45,15 @@ class Batch:
                  nodes: NodeSource, copies: int = 1, stop_at_first_failure: bool = False,
                  artifacts: Path = Path("artifacts"),
                  alone_cluster: Callable[[str], LocalCluster] | None = None,
-                 on_result: Callable[[Result], None] | None = None):
+                 on_result: Callable[[Result], None] | None = None, release: str | None = None):
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
         self.nodes, self.copies, self.artifacts = nodes, copies, artifacts
         self.stop_at_first_failure = stop_at_first_failure
         self.alone_cluster = alone_cluster
         self.on_result = on_result  # told of each result as it comes (progress of a long batch)
+        # The Kubernetes release running, whose behaviour the model predicts: unless named, the API
+        # server's, if the model knows it (else the pinned one).
+        self.release = release or self._release_of(kube)
         self.results: dict[tuple[str, int], Result] = {}
         self.wall = 0.0
         self._runs: list[ScenarioRun] = []
@@ -57,8 +62,9 @@ class Batch:
     def _run(self, kubeconfig: Path, s: Scenario, copy: int, log: Path | None) -> ScenarioRun:
         # A scenario specified for another build is still run, against its own
         # semantics, so the report shows what this build lacks.
-        r = ScenarioRun(kubeconfig, s, self.build if s.applies_to(self.build) else s.builds[0], self.run_id,
-                        self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy)
+        build, release = s.semantics(self.build, self.release)
+        r = ScenarioRun(kubeconfig, s, build, self.run_id,
+                        self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release)
         with self._lock:
             self._runs.append(r)
             if self._stopped:
@@ -66,6 +72,16 @@ class Batch:
         return r
 
     _stopped = False
+
+    @staticmethod
+    def _release_of(kube: Kube) -> str:
+        from reference.release import RELEASES
+
+        try:
+            found = kube.release()
+        except Exception:
+            return PINNED
+        return found if found in RELEASES else PINNED
 
     def cancel(self) -> None:
         """No verdict is wanted any more (the session is ending): every scenario stops at its next poll."""
@@ -79,14 +95,14 @@ class Batch:
             self.results[result.scenario.id, copy] = result
             if self.on_result is not None:
                 self.on_result(result)
-        if self.stop_at_first_failure and failed(result, self.build):
+        if self.stop_at_first_failure and failed(result, self.build, self.release):
             self.cancel()  # -x: the verdict is in; the others' results are not needed
 
     def run(self) -> None:
         started = time.monotonic()
         log = self.local.log_path("kube-scheduler") if self.local else None
         items = sorted(((s, c) for s in self.selected for c in range(self.copies)), key=lambda sc: -sc[0].least_seconds())
-        quiet = {s.id for s in self.selected if why_alone(s, self.build)}
+        quiet = {s.id for s in self.selected if why_alone(s, self.build, self.release)}
         together = [(s, c) for s, c in items if s.id not in quiet]
         alone = [(s, c) for s, c in items if s.id in quiet]
         # Lent real nodes go to one scenario at a time; kwok nodes are made per scenario.

@@ -35,15 +35,17 @@ def cmd_cluster_up(args) -> int:
     if record.exists():
         raise KitError(f"a cluster named {args.name} is already recorded ({record}); run `cluster down --name {args.name}` first")
     workdir = _state_dir() / args.name
-    options = ClusterOptions(build=args.scheduler, scheduler_binary=args.scheduler_binary,
+    options = ClusterOptions(build=args.scheduler, release=args.k8s_version or "", scheduler_binary=args.scheduler_binary,
                              scheduler_config=args.scheduler_config, name=args.name, workdir=workdir)
     c = LocalCluster(options)
     c.up()  # on failure or Ctrl-C, up() has already removed what it started
     c.keep()  # meant to outlive this command: no watchdog, no reaping
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"name": args.name, "build": args.scheduler, "workdir": str(c.workdir),
+    record.write_text(json.dumps({"name": args.name, "build": args.scheduler, "release": options.release,
+                                  "workdir": str(c.workdir),
                                   "kwokctl": str(c._kwokctl_path), "kubeconfig": str(c.kubeconfig)}))
-    print(f"cluster {args.name} is up ({args.scheduler} scheduler) in {c.timings['up']:.1f} s")
+    print(f"cluster {args.name} is up ({args.scheduler} scheduler, Kubernetes {options.release}) "
+          f"in {c.timings['up']:.1f} s")
     print(f"export KUBECONFIG={c.kubeconfig}")
     print(f"stop it with: ./kit cluster down --name {args.name}")
     return 0
@@ -95,9 +97,21 @@ def cmd_cluster_status(args) -> int:
 def cmd_build(args) -> int:
     from . import toolchain
 
-    for name, path in toolchain.ensure_all().items():
-        print(f"{name:<34} {path}")
-    print("versions: " + ", ".join(f"{k} {v}" for k, v in toolchain.versions().items()))
+    chosen = toolchain.releases() if args.k8s_version == "all" else [args.k8s_version or toolchain.default_release()]
+    for release in chosen:
+        started = time.monotonic()
+        for name, path in toolchain.ensure_all(release=release).items():
+            print(f"{name:<34} {path}")
+        print(f"Kubernetes {release}: " + ", ".join(f"{k} {v}" for k, v in toolchain.versions(release).items())
+              + f" ({time.monotonic() - started:.0f} s)")
+    return 0
+
+
+def cmd_add_release(args) -> int:
+    from . import wrappers
+
+    root = wrappers.write_release(args.kubernetes, args.etcd, args.scheduler_plugins)
+    print(f"wrote {root}; build it with: ./kit build --k8s-version {root.name}")
     return 0
 
 
@@ -135,8 +149,14 @@ def cmd_explain(args) -> int:
 
     state = initial_state(s, now)
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in s.pdbs))
-    world = sched.start(state, build, now)
-    print(f"{s.id}: {s.title}\nspec: {s.spec}\nmodel of the {build} scheduler\n")
+    from reference.release import PINNED, RELEASES
+
+    release = args.k8s_version or PINNED
+    if release not in RELEASES:
+        raise KitError(f"--k8s-version: the model knows releases {', '.join(RELEASES)}, not {release}")
+    world = sched.start(state, build, now, release)
+    scope = "" if s.applies_to(build, release) else " (the scenario does not specify this build or release)"
+    print(f"{s.id}: {s.title}\nspec: {s.spec}\nmodel of the {build} scheduler, Kubernetes {release}{scope}\n")
     print("start: " + ", ".join(f"{p.name} (priority {p.priority}) on {p.node_name}" for p in state.pods) or "start: no pods")
     for i, step in enumerate(s.steps):
         before = world
@@ -320,6 +340,8 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--scheduler-binary", type=Path)
     up.add_argument("--scheduler-config", type=Path)
     up.add_argument("--name", default="explore")
+    up.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the control plane "
+                    "(default: the newest on which both builds run)")
     up.set_defaults(func=cmd_cluster_up)
     down = cl.add_parser("down", help="stop a local cluster and remove its files")
     down.add_argument("--name", default="explore")
@@ -327,13 +349,21 @@ def parser() -> argparse.ArgumentParser:
     st = cl.add_parser("status", help="show recorded local clusters and their processes")
     st.set_defaults(func=cmd_cluster_status)
     b = sub.add_parser("build", help="build or find the cached control-plane binaries")
+    b.add_argument("--k8s-version", metavar="RELEASE", help="this release's binaries, or all (default: the "
+                   "newest release on which both builds run)")
     b.set_defaults(func=cmd_build)
+    ar = sub.add_parser("add-release", help="write the wrapper Go modules of a Kubernetes release (for maintainers)")
+    ar.add_argument("--kubernetes", required=True, metavar="vX.Y.Z", help="k8s.io/kubernetes version")
+    ar.add_argument("--etcd", required=True, metavar="vX.Y.Z", help="etcd server version (kubeadm's for the release)")
+    ar.add_argument("--scheduler-plugins", metavar="VERSION", help="a scheduler-plugins release that builds on it")
+    ar.set_defaults(func=cmd_add_release)
     v = sub.add_parser("validate", help="check scenario files (or folders of them; default: the catalogue)")
     v.add_argument("files", nargs="*", metavar="PATH")
     v.set_defaults(func=cmd_validate)
     e = sub.add_parser("explain", help="step the model through a scenario file, with reasons")
     e.add_argument("file", type=Path)
     e.add_argument("--scheduler", choices=["plugins", "upstream"], default="plugins")
+    e.add_argument("--k8s-version", metavar="RELEASE", help="the release whose behaviour to model (default 1.34)")
     e.set_defaults(func=cmd_explain)
     mu = sub.add_parser("mutants", help="run the catalogue against seeded scheduler bugs: the kill matrix")
     mu.add_argument("--mutant", action="append", help="only this mutant (repeatable)")
@@ -374,6 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("priority-conformance: interrupted; everything started was stopped", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): the rest of the output is not wanted.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

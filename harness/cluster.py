@@ -27,6 +27,17 @@ BUILDS = ("plugins", "upstream")
 STAGES = DATA / "kwok-stages.yaml"
 
 
+def split_target(target: str) -> tuple[str, str | None]:
+    """"upstream@1.37" -> ("upstream", "1.37"); a bare build runs the default release (None)."""
+    build, _, release = target.partition("@")
+    return build, release or None
+
+
+def slug(target: str) -> str:
+    """A target as a piece of a namespace or node name: "upstream@1.37" -> "upstream-137"."""
+    return target.replace("@", "-").replace(".", "")
+
+
 def scheduler_config(build: str) -> dict:
     """The KubeSchedulerConfiguration for a scheduler build.
 
@@ -50,7 +61,8 @@ def scheduler_config(build: str) -> dict:
 
 
 def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir: Path,
-                   port_options: dict[str, int] | None = None, scheduler_verbosity: int | None = None) -> dict:
+                   port_options: dict[str, int] | None = None, scheduler_verbosity: int | None = None,
+                   release: str | None = None) -> dict:
     """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded,
     listening on the ports the kit chose (see ``ports``)."""
     return {
@@ -58,7 +70,7 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
         "kind": "KwokctlConfiguration",
         "options": {
             "runtime": "binary",
-            "kubeVersion": toolchain.versions()["kubernetes"],
+            "kubeVersion": toolchain.versions(release)["kubernetes"],
             "etcdBinary": str(bins["etcd"]),
             "kubeApiserverBinary": str(bins["kube-apiserver"]),
             "kubeControllerManagerBinary": str(bins["kube-controller-manager"]),
@@ -81,6 +93,7 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
 @dataclass
 class ClusterOptions:
     build: str = "plugins"  # which scheduler build: "plugins" or "upstream"
+    release: str = ""  # the Kubernetes release of the whole control plane; default: toolchain.default_release()
     scheduler_binary: Path | None = None  # a user's own kube-scheduler
     scheduler_config: Path | None = None  # a user's own KubeSchedulerConfiguration
     name: str = ""
@@ -92,6 +105,13 @@ class ClusterOptions:
     def __post_init__(self) -> None:
         if self.build not in BUILDS:
             raise KitError(f"unknown scheduler build {self.build!r}: choose one of {', '.join(BUILDS)}")
+        self.release = self.release or toolchain.default_release()
+        if self.release not in toolchain.releases():
+            raise KitError(f"Kubernetes release {self.release} is not one the kit can build: choose from "
+                           f"{', '.join(toolchain.releases())}")
+        if self.build == "plugins" and self.scheduler_binary is None and not toolchain.has_plugins(self.release):
+            raise KitError(f"no scheduler-plugins release builds on Kubernetes {self.release}: "
+                           f"the plugins build runs on {', '.join(r for r in toolchain.releases() if toolchain.has_plugins(r))}")
         for what, p in (("scheduler binary", self.scheduler_binary), ("scheduler config", self.scheduler_config)):
             if p is not None and not Path(p).is_file():
                 raise KitError(f"{what} not found: {p}")
@@ -141,7 +161,7 @@ class LocalCluster:
         modules = ["etcd", "kwok", "kubernetes"]
         if self.options.build == "plugins" and self.options.scheduler_binary is None:
             modules.append("scheduler-plugins")
-        bins = toolchain.ensure_all(tuple(modules))
+        bins = toolchain.ensure_all(tuple(modules), self.options.release)
         if self.options.scheduler_binary is not None:
             bins["kube-scheduler"] = Path(self.options.scheduler_binary).resolve()
         else:
@@ -219,7 +239,7 @@ class LocalCluster:
         ports.release(str(self.workdir))
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
-                              self.options.scheduler_verbosity)
+                              self.options.scheduler_verbosity, self.options.release)
         config_path = self.workdir / "kwokctl.yaml"
         with open(config_path, "w") as f:
             yaml.safe_dump(conf, f)

@@ -35,7 +35,7 @@ def kind_of(result: Result) -> str | None:
         return None
     if result.error:
         return "runner"  # the kit could not observe or act: never evidence about the scheduler
-    if any(f.changes_outcome for s in result.steps for f in s.findings):
+    if any(f.fails for s in result.steps for f in s.findings):
         return "scheduler fault"
     if any(s.mismatches or s.expect_mismatches for s in result.steps):
         return "outcome"
@@ -202,7 +202,7 @@ def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, pr
     build_out = out / build
     build_out.mkdir(parents=True, exist_ok=True)
     with LocalCluster(ClusterOptions(build=build, name=f"explore-{build}-{os.getpid()}")) as cluster:
-        quiet = sum(bool(why_alone(s, build)) for s in scenarios)
+        quiet = sum(bool(why_alone(s, build, cluster.options.release)) for s in scenarios)
         print_(f"[{build}] running {len(scenarios)} generated scenarios ({quiet} on a cluster of their own)")
         done = [0, 0]
 

@@ -72,6 +72,12 @@ class Kube:
             host = self.api.configuration.host
             raise KitError(f"cluster at {host} (kubeconfig {self.kubeconfig}) is unreachable: {e}") from None
 
+    def release(self) -> str:
+        """The API server's Kubernetes release, as "1.35": the model predicts that release's behaviour."""
+        info = client.VersionApi(self.api).get_code(_request_timeout=10)
+        minor = "".join(ch for ch in (info.minor or "") if ch.isdigit())
+        return f"{info.major}.{minor}"
+
     # -- namespaces ---------------------------------------------------------------
 
     def create_namespace(self, name: str, run_id: str) -> None:

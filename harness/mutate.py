@@ -41,9 +41,11 @@ from .errors import KitError
 REPO = Path(__file__).resolve().parent.parent
 MUTANTS = REPO / "mutants"
 # Which wrapper module builds the kube-scheduler of each build, and its main package.
+# The release whose sources the catalogue's `original` texts quote: mutants are built and run there.
+RELEASE = "1.34"
 SCHEDULER = {
-    "upstream": ("kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler"),
-    "plugins": ("scheduler-plugins", "sigs.k8s.io/scheduler-plugins/cmd/scheduler"),
+    "upstream": (toolchain.wrapper("kubernetes", RELEASE), "k8s.io/kubernetes/cmd/kube-scheduler"),
+    "plugins": (toolchain.wrapper("scheduler-plugins", RELEASE), "sigs.k8s.io/scheduler-plugins/cmd/scheduler"),
 }
 
 
@@ -213,7 +215,7 @@ def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, fir
     out.mkdir(parents=True, exist_ok=True)
     xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
     cmd = [sys.executable, "-m", "pytest", "conformance/test_smoke.py", "conformance/test_scenarios.py",
-           "--scheduler", build, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
+           "--scheduler", build, "--k8s-version", RELEASE, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
            f"--artifacts={out / f'{label}-{build}'}", *extra]
     if scheduler is not None:
         cmd += ["--scheduler-binary", str(scheduler)]

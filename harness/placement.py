@@ -11,16 +11,18 @@ knows when that order decided something, so the author need not.
 
 from __future__ import annotations
 
+from reference.release import PINNED
+
 from .expectation import simulate
 from .scenario import Scenario
 
 
-def why_alone(scenario: Scenario, build: str) -> str:
+def why_alone(scenario: Scenario, build: str, release: str = PINNED) -> str:
     """Why ``scenario`` needs a cluster of its own under ``build``'s semantics; "" when it can share."""
     if scenario.alone:
         return "declared alone"
-    semantics = build if scenario.applies_to(build) else scenario.builds[0]
-    decided = simulate(scenario, semantics)[-1].order_decided
+    build, release = scenario.semantics(build, release)
+    decided = simulate(scenario, build, release=release)[-1].order_decided
     if decided:
         return "the model says " + decided[0].split("] ", 1)[-1]
     return ""

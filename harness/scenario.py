@@ -28,6 +28,8 @@ from reference.objects import (
     Toleration,
 )
 
+from reference.release import PINNED, RELEASES, in_range, minor, parse_range
+
 from .errors import KitError
 
 SLOT = "example.com/slot"
@@ -141,7 +143,7 @@ class Expect(Strict):
     preempted: list[str] = []
     notPreempted: list[str] = []
     pending: list[str] = []
-    nominated: dict[str, PodSet] = {}
+    nominated: dict[str, PodSet] = {}  # "" for no nomination (status.nominatedNodeName empty)
     rejected: dict[str, str] = {}  # pod or class name -> part of the message
     priority: dict[str, int] = {}
     message: dict[str, str] = {}  # pending pod -> part of its scheduling failure message
@@ -191,12 +193,28 @@ class Scenario(Strict):
     spec: str = Field(min_length=1, description="where the rule comes from")
     areas: list[Literal[AREAS]] = Field(min_length=1)  # type: ignore[valid-type]
     builds: list[Literal[BUILDS]] = list(BUILDS)  # type: ignore[valid-type]
+    # The Kubernetes releases whose behaviour this scenario specifies (">=1.35", "<1.35"; all if
+    # unset), or such a range per build ({upstream: ">=1.35"}: the plugins build on every release).
+    # On another release a difference is expected, and no difference is news.
+    releases: str | dict[Literal[BUILDS], str] = ""  # type: ignore[valid-type]
     alone: bool = False  # touches cluster-wide state (a globalDefault class)
     priorityClasses: list[ClassSpec] = []
     nodes: list[NodeSpec] = Field(min_length=1)
     pods: list[PodSpec] = []
     pdbs: list[PdbSpec] = []
     steps: list[Step] = Field(min_length=1)
+
+    @field_validator("releases")
+    @classmethod
+    def _release_range(cls, v):
+        for text in (v.values() if isinstance(v, dict) else [v]):
+            if text:
+                parse_range(text)
+        return v
+
+    def releases_of(self, build: str) -> str:
+        """The range of releases this scenario specifies for ``build`` ("" for all)."""
+        return self.releases.get(build, "") if isinstance(self.releases, dict) else self.releases
 
     @model_validator(mode="after")
     def names_resolve(self) -> Scenario:
@@ -243,7 +261,7 @@ class Scenario(Strict):
                 for field_name in ("running", "nominated"):
                     for pod_name, nodes in getattr(e, field_name).items():
                         for n in [nodes] if isinstance(nodes, str) else nodes:
-                            if n not in node_names:
+                            if n not in node_names and not (field_name == "nominated" and n == ""):
                                 errors.append(f"{where}.expect.{field_name}.{pod_name}: no node named {n!r}")
         for p in self.pods:
             if p.priorityClassName and p.priorityClassName not in {c.name for c in self.priorityClasses}:
@@ -252,8 +270,19 @@ class Scenario(Strict):
             raise ValueError("; ".join(errors))
         return self
 
-    def applies_to(self, build: str) -> bool:
-        return build in self.builds
+    def applies_to(self, build: str, release: str = PINNED) -> bool:
+        return build in self.builds and in_range(release, self.releases_of(build))
+
+    def semantics(self, build: str, release: str = PINNED) -> tuple[str, str]:
+        """The (build, release) whose behaviour the model predicts for a run on ``build`` at
+        ``release``: the run's own where the scenario applies, else the nearest it specifies
+        (so that the report shows what the build or release does differently)."""
+        if build not in self.builds:
+            build = self.builds[0]
+        if not in_range(release, self.releases_of(build)):
+            inside = [r for r in RELEASES if in_range(r, self.releases_of(build))]
+            release = min(inside, key=lambda r: abs(minor(r)[1] - minor(release)[1]))
+        return build, release
 
     def least_seconds(self) -> float:
         """A lower bound of the scenario's run time: the time its steps make pass on purpose."""

@@ -1,8 +1,14 @@
 """Build the control-plane binaries from pinned Go modules, once.
 
-Each component is built from a small wrapper module under ``harness/gomod``.
-Those wrapper go.mod files are the single source of truth for versions: this
-module reads them, so a version bump is a go.mod edit and nothing else.
+Each component is built from a small wrapper module under ``harness/gomod``:
+one directory per Kubernetes release (``1.35/kubernetes``, ``1.35/etcd``, and
+``1.35/scheduler-plugins`` where a scheduler-plugins release builds on it),
+plus kwok, which serves every release. Those wrapper go.mod files are the
+single source of truth for versions and releases: this module reads them, so
+adding a release is adding its directory, and a bump is a go.mod edit.
+
+A "module" below is a wrapper's path under ``harness/gomod`` ("1.35/kubernetes",
+"kwok").
 
 Built binaries live in a cache outside the repository, under a key derived
 from everything that decides their bytes (wrapper module files, Go version,
@@ -38,17 +44,44 @@ def cache_root() -> Path:
 
 @dataclass(frozen=True)
 class Module:
-    """A wrapper Go module and the commands it builds."""
+    """A component: the commands its wrapper modules build."""
 
     name: str
     packages: tuple[str, ...]  # Go import paths of main packages
 
-    @property
-    def path(self) -> Path:
-        return GOMOD_DIR / self.name
-
     def binary_names(self) -> tuple[str, ...]:
         return tuple(_binary_name(p) for p in self.packages)
+
+
+RELEASE_DIR = re.compile(r"^\d+\.\d+$")
+SHARED = ("kwok",)  # one wrapper for every release
+
+
+def releases() -> list[str]:
+    """The Kubernetes releases the kit can build, oldest first: each a directory of wrappers."""
+    found = [d.name for d in GOMOD_DIR.iterdir() if d.is_dir() and RELEASE_DIR.match(d.name)]
+    return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".")))
+
+
+def has_plugins(release: str) -> bool:
+    """Whether a scheduler-plugins release builds on this Kubernetes release."""
+    return (GOMOD_DIR / release / "scheduler-plugins" / "go.mod").is_file()
+
+
+def default_release() -> str:
+    """The newest release on which both scheduler builds run."""
+    both = [r for r in releases() if has_plugins(r)]
+    return both[-1]
+
+
+def wrapper(component: str, release: str | None = None) -> str:
+    if component in SHARED:
+        return component
+    return f"{release or default_release()}/{component}"
+
+
+def component(module: str) -> Module:
+    return MODULES[module.rsplit("/", 1)[-1]]
 
 
 def _binary_name(package: str) -> str:
@@ -96,16 +129,19 @@ def module_versions(module: str) -> dict[str, str]:
     return {**required, **replaced}
 
 
-def versions() -> dict[str, str]:
-    """The pinned versions a user sees in reports."""
-    k8s = module_versions("kubernetes")["k8s.io/kubernetes"]
-    return {
-        "kubernetes": k8s,
-        "scheduler-plugins": module_versions("scheduler-plugins")["sigs.k8s.io/scheduler-plugins"],
-        "scheduler-plugins-kubernetes": module_versions("scheduler-plugins")["k8s.io/kubernetes"],
-        "etcd": module_versions("etcd")["go.etcd.io/etcd/server/v3"],
+def versions(release: str | None = None) -> dict[str, str]:
+    """The pinned versions of one release's components, as a user sees them in reports."""
+    release = release or default_release()
+    out = {
+        "kubernetes": module_versions(wrapper("kubernetes", release))["k8s.io/kubernetes"],
+        "etcd": module_versions(wrapper("etcd", release))["go.etcd.io/etcd/server/v3"],
         "kwok": module_versions("kwok")["sigs.k8s.io/kwok"],
     }
+    if has_plugins(release):
+        plugins = module_versions(wrapper("scheduler-plugins", release))
+        out["scheduler-plugins"] = plugins["sigs.k8s.io/scheduler-plugins"]
+        out["scheduler-plugins-kubernetes"] = plugins["k8s.io/kubernetes"]
+    return out
 
 
 def ldflags(module: str) -> str:
@@ -115,11 +151,12 @@ def ldflags(module: str) -> str:
     `--version` to choose flags) and any human reading a report would take as
     wrong.
     """
-    v = versions()
-    if module in ("kubernetes", "scheduler-plugins"):
-        k8s = v["kubernetes"] if module == "kubernetes" else v["scheduler-plugins-kubernetes"]
+    name = component(module).name
+    v = versions(module.split("/", 1)[0] if "/" in module else None)
+    if name in ("kubernetes", "scheduler-plugins"):
+        k8s = v["kubernetes"] if name == "kubernetes" else v["scheduler-plugins-kubernetes"]
         git_version = k8s
-        if module == "scheduler-plugins":
+        if name == "scheduler-plugins":
             # Semver build metadata: still parses as the Kubernetes release it
             # is built on, and says which scheduler-plugins release it is.
             git_version = f"{k8s}+scheduler-plugins.{v['scheduler-plugins']}"
@@ -133,7 +170,7 @@ def ldflags(module: str) -> str:
                 f"-X {pkg}.gitTreeState=clean",
             ]
         return " ".join(["-s -w", *flags])
-    if module == "kwok":
+    if name == "kwok":
         k8s = v["kubernetes"].lstrip("v")
         kwok = v["kwok"].lstrip("v")
         return f"-s -w -X sigs.k8s.io/kwok/pkg/consts.Version={kwok} -X sigs.k8s.io/kwok/pkg/consts.KubeVersion={k8s}"
@@ -175,7 +212,7 @@ def cache_key(module: str, go_version: str) -> str:
 
 
 def binary_dir(module: str, go_version: str) -> Path:
-    return cache_root() / "bin" / f"{module}-{cache_key(module, go_version)}"
+    return cache_root() / "bin" / f"{module.replace('/', '-')}-{cache_key(module, go_version)}"
 
 
 def _log(msg: str) -> None:
@@ -215,15 +252,18 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     """Return {binary name: path} for a wrapper module, building it if absent."""
     go = go or go_binary()
     go_version = go_version or _go_version(go)
-    mod = MODULES[module]
+    if not (GOMOD_DIR / module / "go.mod").is_file():
+        raise KitError(f"no wrapper module {module} in {GOMOD_DIR}: releases the kit can build: "
+                       f"{', '.join(releases())}")
+    mod = component(module)
     target = binary_dir(module, go_version)
     paths = {name: target / name for name in mod.binary_names()}
     if _complete(paths):
         return paths
-    with _build_lock(module, target.name):
+    with _build_lock(module.replace("/", "-"), target.name):
         if _complete(paths):  # built by the process we waited for
             return paths
-        _build(mod, target, go)
+        _build(module, target, go)
     return paths
 
 
@@ -233,20 +273,20 @@ def ensure_variant(module: str, package: str, wrapper_dir: Path, content_key: st
     Cached by the module's key and ``content_key``, which must name everything changed."""
     go = go_binary()
     go_version = _go_version(go)
-    mod = MODULES[module]
     target = cache_root() / "bin" / "variants" / f"{label}-{cache_key(module, go_version)}-{content_key[:12]}"
     path = target / _binary_name(package)
     if path.is_file():
         return path
     with _build_lock(f"variant-{label}", target.name):
         if not path.is_file():
-            _build(mod, target, go, packages=(package,), label=label, cwd=wrapper_dir)
+            _build(module, target, go, packages=(package,), label=label, cwd=wrapper_dir)
     return path
 
 
-def _build(mod: Module, target: Path, go: str, packages: tuple[str, ...] | None = None,
+def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...] | None = None,
            extra: tuple[str, ...] = (), label: str | None = None, cwd: Path | None = None) -> None:
-    module = label or mod.name
+    mod = component(wrapper_module)
+    module = label or wrapper_module.replace("/", "-")
     packages = packages or mod.packages
     target.parent.mkdir(parents=True, exist_ok=True)
     log_dir = cache_root() / "logs"
@@ -256,7 +296,7 @@ def _build(mod: Module, target: Path, go: str, packages: tuple[str, ...] | None 
     staging.chmod(0o755)
     env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
     # -v names each package as it is compiled: the count is the progress shown.
-    cmd = [go, "build", "-v", "-trimpath", *extra, "-ldflags", ldflags(mod.name), "-o", str(staging) + "/", *packages]
+    cmd = [go, "build", "-v", "-trimpath", *extra, "-ldflags", ldflags(wrapper_module), "-o", str(staging) + "/", *packages]
     names = [_binary_name(p) for p in packages]
     _log(f"building {module} ({', '.join(names)}); cold builds take minutes; log: {log_path}")
     started = time.monotonic()
@@ -265,7 +305,8 @@ def _build(mod: Module, target: Path, go: str, packages: tuple[str, ...] | None 
         with open(log_path, "w") as logf:
             logf.write("$ " + " ".join(cmd) + "\n")
             logf.flush()
-            proc = subprocess.Popen(cmd, cwd=cwd or mod.path, env=env, stdout=logf, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(cmd, cwd=cwd or GOMOD_DIR / wrapper_module, env=env, stdout=logf,
+                                    stderr=subprocess.STDOUT)
             last = started
             while proc.poll() is None:
                 time.sleep(0.5)
@@ -279,7 +320,7 @@ def _build(mod: Module, target: Path, go: str, packages: tuple[str, ...] | None 
             )
         # go names binaries after their package directory; rename where we differ.
         for pkg, name in zip(packages, names):
-            built = staging / (mod.path.name if pkg == "." else pkg.rstrip("/").rsplit("/", 1)[-1])
+            built = staging / (mod.name if pkg == "." else pkg.rstrip("/").rsplit("/", 1)[-1])
             if built.name != name:
                 built.rename(staging / name)
         if target.exists():
@@ -307,14 +348,20 @@ def _progress(log_path: Path) -> str:
     return f"{downloads} modules downloaded, {packages} packages compiled"
 
 
-def ensure_all(modules: tuple[str, ...] = tuple(MODULES)) -> dict[str, Path]:
-    """Every binary the local cluster may need, built once and cached."""
+def ensure_all(components: tuple[str, ...] | None = None, release: str | None = None) -> dict[str, Path]:
+    """Every binary a local cluster of ``release`` may need (or just ``components``'), built once and cached."""
+    release = release or default_release()
+    if release not in releases():
+        raise KitError(f"Kubernetes release {release} is not one the kit can build: choose from "
+                       f"{', '.join(releases())} (each a directory of wrapper modules in {GOMOD_DIR})")
+    if components is None:
+        components = tuple(c for c in MODULES if c != "scheduler-plugins" or has_plugins(release))
     go = go_binary()
     go_version = _go_version(go)
     out: dict[str, Path] = {}
-    for module in modules:
-        for name, path in ensure_module(module, go, go_version).items():
-            # Two modules build a kube-scheduler; keep them apart by module.
-            key = f"{module}/{name}" if name == "kube-scheduler" else name
+    for name_ in components:
+        for name, path in ensure_module(wrapper(name_, release), go, go_version).items():
+            # Two components build a kube-scheduler; keep them apart by component.
+            key = f"{name_}/{name}" if name == "kube-scheduler" else name
             out[key] = path
     return out

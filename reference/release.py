@@ -7,9 +7,12 @@ differs. Research behind the table: docs/releases-behaviour.md.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-PINNED = "1.34"  # the release the kit's builds are made from today
+PINNED = "1.34"  # the release the model predicts when none is named
+# The releases whose scheduler code was read for the switches below (docs/releases-behaviour.md).
+RELEASES = ("1.34", "1.35", "1.36", "1.37")
 
 
 @dataclass(frozen=True)
@@ -47,3 +50,22 @@ def minor(release: str) -> tuple[int, int]:
 
 def has(release: str, switch: Switch) -> bool:
     return minor(release) >= minor(switch.since)
+
+
+_RANGE = re.compile(r"^\s*(>=|<)\s*(\d+\.\d+)\s*$")
+
+
+def parse_range(text: str) -> tuple[str, str]:
+    """A scenario's ``releases:``, ">=1.35" or "<1.35", as (operator, release)."""
+    m = _RANGE.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a release range: write >=1.35 or <1.35")
+    return m.group(1), m.group(2)
+
+
+def in_range(release: str, text: str) -> bool:
+    """Whether ``release`` is in a range ("" is every release)."""
+    if not text:
+        return True
+    op, bound = parse_range(text)
+    return (minor(release) >= minor(bound)) == (op == ">=")

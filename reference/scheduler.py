@@ -20,7 +20,7 @@ from itertools import groupby
 from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
 from .preemption import PLUGINS, Prediction, predict
-from .release import PINNED, TERMINATING_VICTIMS_SKIPPED, has
+from .release import NOMINATION_CLEARED_ON_BINDING, PINNED, TERMINATING_VICTIMS_SKIPPED, has
 from .queue import UNSCHEDULABLE_MAX_STAY, queue_order
 
 
@@ -70,7 +70,10 @@ def attempt(world: World, key: str) -> World:
     if len(pr.nodes) > 1:
         world = replace(world, allowed_nodes=world.allowed_nodes + ((key, pr.nodes),))
     if pr.outcome == "schedule":
-        bound = pod.with_(node_name=chosen, nominated_node_name="", scheduled_at=world.now, start_time=world.now)
+        # Before 1.35 nothing clears status.nominatedNodeName when a pod is bound: a preemptor
+        # keeps showing the node it was nominated to (even if it landed elsewhere).
+        kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING) else pod.nominated_node_name
+        bound = pod.with_(node_name=chosen, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
         return _set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
     if pr.outcome == "preempt":
         victims = pr.victims[chosen]

@@ -15,17 +15,37 @@ from reference.scheduler import PodView
 
 
 def test_versions_come_from_the_wrapper_go_mod_files():
-    v = toolchain.versions()
+    v = toolchain.versions("1.34")
     assert v["kubernetes"] == "v1.34.4"
     assert v["scheduler-plugins"] == "v0.34.7"
     assert v["scheduler-plugins-kubernetes"] == v["kubernetes"]
     assert v["etcd"] == "v3.6.4" and v["kwok"] == "v0.8.0"
 
 
+def test_releases_are_the_directories_of_wrappers_and_the_default_runs_both_builds():
+    releases = toolchain.releases()
+    assert releases[0] == "1.34" and releases == sorted(releases, key=lambda r: int(r.split(".")[1]))
+    assert toolchain.has_plugins(toolchain.default_release())
+    assert all(not toolchain.has_plugins(r) for r in releases if r > toolchain.default_release())
+    for r in releases:
+        v = toolchain.versions(r)
+        assert v["kubernetes"].startswith(f"v{r}.")
+        assert v.get("scheduler-plugins-kubernetes", v["kubernetes"]) == v["kubernetes"], \
+            "both scheduler builds of a release share one Kubernetes"
+
+
+def test_an_unknown_release_is_one_clear_error():
+    with pytest.raises(KitError, match="release 1.99 is not one the kit can build"):
+        toolchain.ensure_all(release="1.99")
+    with pytest.raises(KitError, match="release 1.99"):
+        ClusterOptions(build="upstream", release="1.99")
+
+
 def test_ldflags_stamp_real_versions():
-    assert "gitVersion=v1.34.4 " in toolchain.ldflags("kubernetes") + " "
-    assert "gitVersion=v1.34.4+scheduler-plugins.v0.34.7" in toolchain.ldflags("scheduler-plugins")
-    assert "consts.KubeVersion=1.34.4" in toolchain.ldflags("kwok")
+    assert "gitVersion=v1.34.4 " in toolchain.ldflags("1.34/kubernetes") + " "
+    assert "gitVersion=v1.34.4+scheduler-plugins.v0.34.7" in toolchain.ldflags("1.34/scheduler-plugins")
+    assert "gitMinor=34 " in toolchain.ldflags("1.34/kubernetes") + " "
+    assert f"consts.KubeVersion={toolchain.versions()['kubernetes'].lstrip('v')}" in toolchain.ldflags("kwok")
 
 
 @pytest.fixture
@@ -39,16 +59,20 @@ def sandbox(tmp_path, monkeypatch):
 
 
 def test_cache_key_follows_the_module_files(sandbox):
-    before = toolchain.cache_key("etcd", "go1.26")
-    assert toolchain.cache_key("etcd", "go1.26") == before
-    assert toolchain.cache_key("etcd", "go1.27") != before
-    gomod = toolchain.GOMOD_DIR / "etcd" / "go.mod"
+    before = toolchain.cache_key("1.34/etcd", "go1.26")
+    other_release = {r: toolchain.cache_key(f"{r}/etcd", "go1.26") for r in toolchain.releases()[1:]}
+    assert toolchain.cache_key("1.34/etcd", "go1.26") == before
+    assert toolchain.cache_key("1.34/etcd", "go1.27") != before
+    gomod = toolchain.GOMOD_DIR / "1.34" / "etcd" / "go.mod"
     gomod.write_text(gomod.read_text() + "// changed\n")
-    assert toolchain.cache_key("etcd", "go1.26") != before
+    assert toolchain.cache_key("1.34/etcd", "go1.26") != before
+    # Building a second release must not rebuild the first, nor the other way round.
+    assert {r: toolchain.cache_key(f"{r}/etcd", "go1.26") for r in other_release} == other_release
+    assert before not in other_release.values()
 
 
 def test_a_warm_cache_builds_nothing(sandbox, monkeypatch):
-    target = toolchain.binary_dir("etcd", "go1.26 linux amd64")
+    target = toolchain.binary_dir("1.34/etcd", "go1.26 linux amd64")
     target.mkdir(parents=True)
     (target / "etcd").write_text("#!/bin/sh\n")
     (target / "etcd").chmod(0o755)
@@ -57,7 +81,7 @@ def test_a_warm_cache_builds_nothing(sandbox, monkeypatch):
         raise AssertionError("a warm cache must not build")
 
     monkeypatch.setattr(toolchain.subprocess, "Popen", no_build)
-    assert toolchain.ensure_module("etcd", go="go", go_version="go1.26 linux amd64") == {"etcd": target / "etcd"}
+    assert toolchain.ensure_module("1.34/etcd", go="go", go_version="go1.26 linux amd64") == {"etcd": target / "etcd"}
 
 
 def test_missing_go_is_a_clear_error(monkeypatch):
@@ -71,8 +95,8 @@ def test_a_failed_build_names_the_module_and_log_and_leaves_nothing(sandbox):
     fake_go.write_text("#!/bin/sh\necho 'go: module lookup disabled by GOPROXY=off' >&2\nexit 1\n")
     fake_go.chmod(fake_go.stat().st_mode | stat.S_IEXEC)
     with pytest.raises(KitError) as e:
-        toolchain.ensure_module("etcd", go=str(fake_go), go_version="fake")
-    assert "building etcd failed" in str(e.value) and "build-etcd.log" in str(e.value)
+        toolchain.ensure_module("1.34/etcd", go=str(fake_go), go_version="fake")
+    assert "building 1.34-etcd failed" in str(e.value) and "build-1.34-etcd.log" in str(e.value)
     assert "GOPROXY=off" in str(e.value)
     leftovers = [p for p in (toolchain.cache_root() / "bin").iterdir()]
     assert leftovers == [], "no half-built cache entry may remain"
@@ -163,14 +187,16 @@ def test_victims_of_one_preemptor_on_two_nodes_are_named_as_a_scheduler_fault():
 
     two = [_event("guarded-1", "u1", "n1", (6, 967)), _event("plain", "u1", "n2", (6, 996))]
     [f] = fault(two)
-    assert f.changes_outcome and str(f).startswith(
+    assert f.fails and str(f).startswith(
         "one preemptor, victims on two nodes: p preempted guarded-1 on n1 at 01:07:06.967, plain on n2 at "
         "01:07:06.996 (a scheduler race")
     twice = [_event("low", "u1", "n1", (6, 1)), _event("low", "u1", "n1", (6, 40))]
     [f] = fault(twice)
-    assert not f.changes_outcome and str(f).startswith(
+    assert not f.fails and str(f).startswith(
         "one preemptor preempted the same victim twice: p preempted low on n1 at 01:07:06.001, low on n1 at "
         "01:07:06.040")
+    [f] = fault(twice, "1.35")
+    assert f.fails and "fixed in 1.35 by kubernetes#134294, #134730, so here a regression" in str(f)
     same_node = [_event("a", "u1", "n1", (6, 1)), _event("b", "u1", "n1", (6, 2))]
     two_preemptors = [_event("a", "u1", "n1", (6, 1)), _event("b", "u2", "n2", (6, 2), preemptor="q")]
     assert fault(same_node) == [] and fault(two_preemptors) == []

@@ -36,3 +36,41 @@ def test_owner_deleted_victim_tells_1_34_from_1_35():
     assert not check_expect(last, view(old), {})
     assert any(m.pod == "leaving" for m in check_expect(last, view(new), {}))
     assert "default/leaving" in old.preempted and "default/leaving" not in new.preempted
+
+
+def test_a_bound_preemptor_keeps_its_nomination_before_1_35_only():
+    """KEP-5278: from 1.35 the API server empties status.nominatedNodeName at binding
+    (kubernetes#135103); before, nothing did."""
+    s = load(SCENARIOS / "preempt-nomination-cleared-when-bound.yaml")
+    old, new = simulate(s, "upstream", release="1.34")[-1], simulate(s, "plugins", release="1.37")[-1]
+    assert old.state.pod_keyed("default/big").node_name == new.state.pod_keyed("default/big").node_name == "n1"
+    assert old.state.pod_keyed("default/big").nominated_node_name == "n1"
+    assert new.state.pod_keyed("default/big").nominated_node_name == ""
+
+
+def test_release_ranges_of_scenarios():
+    from reference.release import in_range, parse_range
+
+    assert in_range("1.35", ">=1.35") and not in_range("1.34", ">=1.35")
+    assert in_range("1.34", "<1.35") and not in_range("1.37", "<1.35")
+    assert in_range("1.34", "")
+    with pytest.raises(ValueError, match="not a release range"):
+        parse_range("1.35+")
+
+
+def test_a_scenario_outside_its_releases_is_predicted_at_the_nearest_release_it_specifies():
+    s = load(SCENARIOS / "preempt-owner-deleted-pod-is-not-preempted-again.yaml")
+    assert s.applies_to("upstream", "1.36") and not s.applies_to("upstream", "1.34")
+    assert s.applies_to("plugins", "1.34"), "the range is the upstream build's only"
+    assert s.semantics("upstream", "1.34") == ("upstream", "1.35")
+    assert s.semantics("plugins", "1.34") == ("plugins", "1.34")
+
+
+def test_a_bad_release_range_names_the_field(tmp_path):
+    from harness.scenario import ScenarioError
+
+    bad = (SCENARIOS / "preempt-nomination-kept-when-bound.yaml").read_text().replace('"<1.35"', '"1.35+"')
+    f = tmp_path / "preempt-nomination-kept-when-bound.yaml"
+    f.write_text(bad)
+    with pytest.raises(ScenarioError, match=r"releases.*not a release range"):
+        load(f)

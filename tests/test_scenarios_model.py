@@ -10,13 +10,14 @@ import pytest
 
 from harness.expectation import check_expect, model_messages, model_priorities, model_rejections, simulate
 from harness.scenario import load_all
+from reference.release import PINNED, RELEASES, in_range
 from reference.scheduler import view
 
 SCENARIOS = load_all(Path(__file__).parent.parent / "scenarios")
 
 
-def _mismatches(scenario, build):
-    worlds = simulate(scenario, build)
+def _mismatches(scenario, build, release=PINNED):
+    worlds = simulate(scenario, build, release=release)
     out = []
     for i, (step, world) in enumerate(zip(scenario.steps, worlds[1:])):
         if step.expect is not None:
@@ -26,10 +27,21 @@ def _mismatches(scenario, build):
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
-def test_model_meets_the_scenario_expectations(scenario):
+def test_model_meets_the_scenario_expectations_on_every_release_it_specifies(scenario):
     for build in scenario.builds:
-        mismatches, log = _mismatches(scenario, build)
-        assert not mismatches, f"[{build}] " + "; ".join(f"step {i}: {m}" for i, m in mismatches) + "\n" + "\n".join(log)
+        for release in [r for r in RELEASES if in_range(r, scenario.releases_of(build))]:
+            mismatches, log = _mismatches(scenario, build, release)
+            assert not mismatches, (f"[{build} {release}] " + "; ".join(f"step {i}: {m}" for i, m in mismatches)
+                                    + "\n" + "\n".join(log))
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s.releases], ids=lambda s: s.id)
+def test_release_specific_scenarios_tell_the_releases_apart(scenario):
+    # A scenario limited to some releases must fail on the others, or it proves nothing about them.
+    for build in scenario.builds:
+        for release in [r for r in RELEASES if not in_range(r, scenario.releases_of(build))]:
+            mismatches, _ = _mismatches(scenario, build, release)
+            assert mismatches, f"[{build}] {scenario.id} passes on Kubernetes {release} too; widen its releases"
 
 
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if set(s.builds) != {"plugins", "upstream"}],
@@ -37,7 +49,7 @@ def test_model_meets_the_scenario_expectations(scenario):
 def test_build_specific_scenarios_tell_the_builds_apart(scenario):
     # A scenario limited to one build must fail for the other, or it proves nothing about it.
     other = ({"plugins", "upstream"} - set(scenario.builds)).pop()
-    mismatches, _ = _mismatches(scenario, other)
+    mismatches, _ = _mismatches(scenario, other, scenario.semantics(scenario.builds[0])[1])
     assert mismatches, f"{scenario.id} passes under {other} semantics too; list both builds"
 
 
