@@ -303,11 +303,11 @@ def cmd_explore(args) -> int:
 
     builds = _builds(args.scheduler)
     out = args.out
-    toolchain.ensure_all()
+    toolchain.ensure_all(release=args.k8s_version)
     if args.replay is not None:
         diverged = False
         for b in builds:
-            r = explore.replay(args.replay, b, out)
+            r = explore.replay(args.replay, b, out, args.k8s_version or "")
             kind = explore.kind_of(r)
             diverged |= kind is not None
             print(f"[{b}] {args.replay}: " + (f"{kind} divergence\n{r.report()}" if kind else
@@ -316,11 +316,13 @@ def cmd_explore(args) -> int:
     if args.count < 1:
         raise KitError("--count: at least 1")
     trees = generate(args.count, args.seed)
-    lines = [f"./kit explore --count {args.count} --seed {args.seed}: {len(trees)} scenarios drawn"]
+    release = args.k8s_version or toolchain.default_release()
+    lines = [f"./kit explore --count {args.count} --seed {args.seed} on Kubernetes {release}: "
+             f"{len(trees)} scenarios drawn"]
     print(lines[0], flush=True)
     summaries = []
     for b in builds:
-        summaries.append(explore.explore(trees, b, out, shrink_rounds=args.shrink_rounds,
+        summaries.append(explore.explore(trees, b, out, shrink_rounds=args.shrink_rounds, release=args.k8s_version or "",
                                          print_=lambda s: print(s, flush=True)))
     for sm in summaries:
         lines += sm.lines()
@@ -380,6 +382,8 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--scheduler", default="plugins,upstream", help="builds to run on (default: both, in turn)")
     x.add_argument("--replay", type=Path, metavar="FILE", help="run one scenario file (a divergence) again")
     x.add_argument("--shrink-rounds", type=int, default=6, help="rounds of shrinking per divergence (0: none)")
+    x.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the clusters (default: the "
+                   "newest on which both builds run)")
     x.add_argument("--out", type=Path, default=REPO / "artifacts" / "explore", help="where divergences go")
     x.set_defaults(func=cmd_explore)
     m = sub.add_parser("matrix", help="who can preempt whom, now, after N s or never: a scenario's classes "

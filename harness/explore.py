@@ -174,7 +174,8 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
     def own(suffix: str):
         # Batch brings each up and down around its scenario.
         from .cluster import ClusterOptions, LocalCluster
-        return LocalCluster(ClusterOptions(build=build, name=f"explore-{build}-{os.getpid()}-{suffix}"))
+        return LocalCluster(ClusterOptions(build=build, release=cluster.options.release,
+                                           name=f"explore-{build}-{os.getpid()}-{suffix}"))
 
     b = Batch(scenarios, Kube(cluster.kubeconfig), cluster, build, run_id, KwokNodes(),
               artifacts=artifacts, alone_cluster=own, on_result=on_result)
@@ -186,7 +187,8 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
     return {sid: r for (sid, _), r in b.results.items()}
 
 
-def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, print_=print) -> Summary:
+def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, print_=print,
+            release: str = "") -> Summary:
     from .cluster import ClusterOptions, LocalCluster
 
     started = time.monotonic()
@@ -201,7 +203,7 @@ def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, pr
     run_id = f"e{os.getpid() % 100000}"
     build_out = out / build
     build_out.mkdir(parents=True, exist_ok=True)
-    with LocalCluster(ClusterOptions(build=build, name=f"explore-{build}-{os.getpid()}")) as cluster:
+    with LocalCluster(ClusterOptions(build=build, release=release, name=f"explore-{build}-{os.getpid()}")) as cluster:
         quiet = sum(bool(why_alone(s, build, cluster.options.release)) for s in scenarios)
         print_(f"[{build}] running {len(scenarios)} generated scenarios ({quiet} on a cluster of their own)")
         done = [0, 0]
@@ -255,12 +257,12 @@ def write(d: Divergence, where: Path) -> None:
     (where / f"{sid}.txt").write_text(d.report + "\n")
 
 
-def replay(path: Path, build: str, out: Path) -> Result:
+def replay(path: Path, build: str, out: Path, release: str = "") -> Result:
     from .cluster import ClusterOptions, LocalCluster
     from .scenario import load
 
     s = load(path)
-    with LocalCluster(ClusterOptions(build=build, name=f"replay-{build}-{os.getpid()}")) as cluster:
+    with LocalCluster(ClusterOptions(build=build, release=release, name=f"replay-{build}-{os.getpid()}")) as cluster:
         results = run_batch(cluster, build, f"r{os.getpid() % 100000}", [s], out / "replay")
     if s.id not in results:
         raise KitError(f"{path}: the run was stopped before a verdict")
