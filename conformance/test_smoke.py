@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from harness.cluster import slug
+from harness.cluster import slug, split_target
 from harness.history import PodHistory
 from harness.kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
 from harness.runner import preempted_again
@@ -104,7 +104,7 @@ def _check_preemption(kube: Kube, history: PodHistory, ns: str, node: str, low_c
                             30, "the high pod's PodScheduled condition")
     assert running.pod.spec.node_name == node
     # Read once more at the end: a second preemption would have left a second event by now.
-    faults = preempted_again(kube.preempted_events(ns), kube.release())
+    faults = preempted_again(kube.preempted_events(ns), kube.release(), split_target(build)[0])
     assert not [f for f in faults if f.fails], f"SCHEDULER FAULT: {faults}"
     if faults:
         pytest.xfail("known scheduler fault, outcome as specified: " + "; ".join(map(str, faults)))
