@@ -60,12 +60,13 @@ def test_high_priority_pod_preempts_low_priority_pod(kube: Kube, smoke_ns, build
     ns, node, low_cls, high_cls = smoke_ns
     history = PodHistory(kube, ns)
     try:
-        _check_preemption(kube, history, ns, node, low_cls, high_cls)
+        _check_preemption(kube, history, ns, node, low_cls, high_cls, build)
     finally:
         history.close()
 
 
-def _check_preemption(kube: Kube, history: PodHistory, ns: str, node: str, low_cls: str, high_cls: str) -> None:
+def _check_preemption(kube: Kube, history: PodHistory, ns: str, node: str, low_cls: str, high_cls: str,
+                      build: str) -> None:
     kube.core.create_namespaced_pod(ns, _pod("low", low_cls, GRACE, node))
     low = history.first("low", lambda v: v.pod.status.phase == "Running", 30, "the low-priority pod to run").pod
     assert low.spec.node_name == node

@@ -1,6 +1,5 @@
 """The mutant catalogue and the kill-matrix bookkeeping, without building or running anything."""
 
-import json
 import xml.etree.ElementTree as ET
 
 import pytest
