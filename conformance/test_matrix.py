@@ -35,11 +35,12 @@ def test_the_matrix_of_a_live_cluster_reads_its_classes_and_changes_nothing(kube
                    if v is not None}
             kube.scheduling.create_priority_class(client.V1PriorityClass(
                 metadata=client.V1ObjectMeta(name=names[n], annotations=ann or None), value=value))
-        before = {(pc.metadata.name, pc.metadata.resource_version) for pc in kube.scheduling.list_priority_class().items}
+        # Only this test's classes: scenarios on the same cluster create, change and delete theirs meanwhile.
+        before = _versions(kube, names.values())
         capsys.readouterr()
         assert cli_main(["matrix", "--kubeconfig", str(kube.kubeconfig), "--format", "json"]) == 0
         rows = json.loads(capsys.readouterr().out)
-        after = {(pc.metadata.name, pc.metadata.resource_version) for pc in kube.scheduling.list_priority_class().items}
+        after = _versions(kube, names.values())
         assert before == after, "the matrix must only read"
         got = {(r["build"], r["preemptor"], r["victim"]): r["verdict"] for r in rows}
         want = {
@@ -59,3 +60,9 @@ def test_the_matrix_of_a_live_cluster_reads_its_classes_and_changes_nothing(kube
             except client.exceptions.ApiException as e:
                 if e.status != 404:
                     raise
+
+
+def _versions(kube: Kube, names) -> dict[str, str]:
+    mine = set(names)
+    return {pc.metadata.name: pc.metadata.resource_version
+            for pc in kube.scheduling.list_priority_class().items if pc.metadata.name in mine}
