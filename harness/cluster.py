@@ -62,9 +62,13 @@ def scheduler_config(build: str) -> dict:
 
 def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir: Path,
                    port_options: dict[str, int] | None = None, scheduler_verbosity: int | None = None,
-                   release: str | None = None) -> dict:
+                   release: str | None = None, disable: tuple[str, ...] = (),
+                   extra_args: dict[str, dict[str, str]] | None = None) -> dict:
     """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded,
     listening on the ports the kit chose (see ``ports``)."""
+    extra = {k: dict(v) for k, v in (extra_args or {}).items()}
+    if scheduler_verbosity is not None:
+        extra.setdefault("kube-scheduler", {})["v"] = str(scheduler_verbosity)
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
@@ -83,10 +87,11 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
             "quietPull": True,
             "cacheDir": str(cache_dir),
             **(port_options or {}),
+            **({"disable": list(disable)} if disable else {}),
         },
-        **({"componentsPatches": [{"name": "kube-scheduler", "extraArgs": [
-            {"key": "v", "value": str(scheduler_verbosity)}]}]}
-           if scheduler_verbosity is not None else {}),
+        **({"componentsPatches": [{"name": name, "extraArgs": [{"key": k, "value": v} for k, v in args.items()]}
+                                  for name, args in extra.items()]}
+           if extra else {}),
     }
 
 
@@ -101,6 +106,10 @@ class ClusterOptions:
     ready_timeout: float = 90.0
     attempts: int = 3  # starts on fresh ports after a port turned out to be taken
     scheduler_verbosity: int | None = None  # the scheduler's -v, for investigations
+    # For a control plane that is not a pod cluster (Karmada's host): components kwokctl leaves
+    # out, and flags added to the ones it runs.
+    disable: tuple[str, ...] = ()
+    extra_args: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.build not in BUILDS:
@@ -239,7 +248,9 @@ class LocalCluster:
         ports.release(str(self.workdir))
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
-                              self.options.scheduler_verbosity, self.options.release)
+                              self.options.scheduler_verbosity, self.options.release, self.options.disable,
+                              {name: {k: v.format(pki=self.cluster_dir / "pki") for k, v in args.items()}
+                               for name, args in self.options.extra_args.items()})
         config_path = self.workdir / "kwokctl.yaml"
         with open(config_path, "w") as f:
             yaml.safe_dump(conf, f)
@@ -277,6 +288,7 @@ class LocalCluster:
             ("kube-scheduler", lambda: self._process_alive("kube-scheduler") and _listening(self.ports["kubeSchedulerPort"])),
             ("kwok-controller", lambda: self._process_alive("kwok-controller") and _listening(self.ports["kwokControllerPort"])),
         ]
+        checks = [(c, check) for c, check in checks if c not in self.options.disable]
         try:
             for component, check in checks:
                 while True:

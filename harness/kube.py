@@ -110,8 +110,10 @@ class Kube:
 
     # -- nodes --------------------------------------------------------------------
 
-    def create_node(self, name: str, slots: int, run_id: str, labels: dict | None = None, taints: list | None = None) -> None:
-        capacity = {"cpu": "32", "memory": "256Gi", "pods": "110", SLOT: str(slots)}
+    def create_node(self, name: str, slots: int, run_id: str, labels: dict | None = None, taints: list | None = None,
+                    cpu_milli: int | None = None) -> None:
+        capacity = {"cpu": "32" if cpu_milli is None else f"{cpu_milli}m", "memory": "256Gi", "pods": "110",
+                    SLOT: str(slots)}
         node = client.V1Node(
             metadata=client.V1ObjectMeta(
                 name=name,

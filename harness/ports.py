@@ -70,8 +70,8 @@ def _free(port: int) -> bool:
     return True
 
 
-def reserve(cluster: str, rng: random.Random | None = None) -> dict[str, int]:
-    """Ports for every listening component of one cluster, held until ``release``."""
+def reserve(cluster: str, rng: random.Random | None = None, names: tuple[str, ...] = PORT_OPTIONS) -> dict[str, int]:
+    """Ports for every listening component of one cluster (or ``names``), held until ``release``."""
     rng = rng or random.Random()
     with _locked() as data:
         # Holders that are gone no longer hold anything.
@@ -84,12 +84,12 @@ def reserve(cluster: str, rng: random.Random | None = None) -> dict[str, int]:
             p = rng.randrange(LOW, HIGH)
             if p not in taken and p not in chosen and _free(p):
                 chosen.append(p)
-                if len(chosen) == len(PORT_OPTIONS):
+                if len(chosen) == len(names):
                     break
-        if len(chosen) < len(PORT_OPTIONS):
-            raise OSError(f"no {len(PORT_OPTIONS)} free ports between {LOW} and {HIGH}")
+        if len(chosen) < len(names):
+            raise OSError(f"no {len(names)} free ports between {LOW} and {HIGH}")
         data[cluster] = {"pid": os.getpid(), "start": _start_time(os.getpid()), "ports": chosen}
-    return dict(zip(PORT_OPTIONS, chosen))
+    return dict(zip(names, chosen))
 
 
 def release(cluster: str) -> None:

@@ -48,13 +48,14 @@ class Module:
 
     name: str
     packages: tuple[str, ...]  # Go import paths of main packages
+    prefix: str = ""  # Karmada's commands are directories named "scheduler", "webhook", ...
 
     def binary_names(self) -> tuple[str, ...]:
-        return tuple(_binary_name(p) for p in self.packages)
+        return tuple(_binary_name(p, self.prefix) for p in self.packages)
 
 
 RELEASE_DIR = re.compile(r"^\d+\.\d+$")
-SHARED = ("kwok",)  # one wrapper for every release
+SHARED = ("kwok", "karmada")  # one wrapper for every release
 
 
 def releases() -> list[str]:
@@ -84,8 +85,10 @@ def component(module: str) -> Module:
     return MODULES[module.rsplit("/", 1)[-1]]
 
 
-def _binary_name(package: str) -> str:
+def _binary_name(package: str, prefix: str = "") -> str:
     last = package.rstrip("/").rsplit("/", 1)[-1]
+    if prefix:
+        return prefix + last
     # scheduler-plugins names its command directory "scheduler"; every tool
     # downstream (kwokctl, humans reading ps) expects "kube-scheduler".
     return {"scheduler": "kube-scheduler", ".": "etcd"}.get(last, last)
@@ -106,6 +109,12 @@ MODULES: dict[str, Module] = {
         Module("scheduler-plugins", ("sigs.k8s.io/scheduler-plugins/cmd/scheduler",)),
         Module("etcd", (".",)),
         Module("kwok", ("sigs.k8s.io/kwok/cmd/kwok", "sigs.k8s.io/kwok/cmd/kwokctl")),
+        Module(
+            "karmada",
+            tuple(f"github.com/karmada-io/karmada/cmd/{c}"
+                  for c in ("aggregated-apiserver", "webhook", "controller-manager", "scheduler")),
+            prefix="karmada-",
+        ),
     )
 }
 
@@ -144,6 +153,10 @@ def versions(release: str | None = None) -> dict[str, str]:
     return out
 
 
+def karmada_version() -> str:
+    return module_versions("karmada")["github.com/karmada-io/karmada"]
+
+
 def ldflags(module: str) -> str:
     """Linker flags that stamp real versions into the binaries.
 
@@ -170,6 +183,8 @@ def ldflags(module: str) -> str:
                 f"-X {pkg}.gitTreeState=clean",
             ]
         return " ".join(["-s -w", *flags])
+    if name == "karmada":
+        return f"-s -w -X github.com/karmada-io/karmada/pkg/version.gitVersion={karmada_version()}"
     if name == "kwok":
         k8s = v["kubernetes"].lstrip("v")
         kwok = v["kwok"].lstrip("v")
@@ -274,7 +289,7 @@ def ensure_variant(module: str, package: str, wrapper_dir: Path, content_key: st
     go = go_binary()
     go_version = _go_version(go)
     target = cache_root() / "bin" / "variants" / f"{label}-{cache_key(module, go_version)}-{content_key[:12]}"
-    path = target / _binary_name(package)
+    path = target / _binary_name(package, component(module).prefix)
     if path.is_file():
         return path
     with _build_lock(f"variant-{label}", target.name):
@@ -297,7 +312,7 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
     env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
     # -v names each package as it is compiled: the count is the progress shown.
     cmd = [go, "build", "-v", "-trimpath", *extra, "-ldflags", ldflags(wrapper_module), "-o", str(staging) + "/", *packages]
-    names = [_binary_name(p) for p in packages]
+    names = [_binary_name(p, mod.prefix) for p in packages]
     _log(f"building {module} ({', '.join(names)}); cold builds take minutes; log: {log_path}")
     started = time.monotonic()
     proc: subprocess.Popen | None = None
@@ -355,7 +370,8 @@ def ensure_all(components: tuple[str, ...] | None = None, release: str | None = 
         raise KitError(f"Kubernetes release {release} is not one the kit can build: choose from "
                        f"{', '.join(releases())} (each a directory of wrapper modules in {GOMOD_DIR})")
     if components is None:
-        components = tuple(c for c in MODULES if c != "scheduler-plugins" or has_plugins(release))
+        # A pod cluster's components; Karmada is built only for a Karmada run.
+        components = tuple(c for c in MODULES if c != "karmada" and (c != "scheduler-plugins" or has_plugins(release)))
     go = go_binary()
     go_version = _go_version(go)
     out: dict[str, Path] = {}
