@@ -1,0 +1,15 @@
+"""A pure-Python model of Karmada's binding priority (Karmada v1.18.2).
+
+A PropagationPolicy may name a PriorityClass in spec.schedulePriority; the
+detector in karmada-controller-manager copies that class's value onto the
+ResourceBinding it builds, and karmada-scheduler's queue pops bindings by it.
+One module per concept:
+
+- objects      classes, apps (a Deployment with its own policy), members, bindings
+- priority     the detector: what a binding's priority becomes, and when it is rebuilt
+- queue        the order karmada-scheduler tries bindings in
+- scheduling   one scheduling attempt: Divided replicas, Aggregated, against member room
+- predict      a scenario's steps chained into expectations, with reasons
+
+docs/karmada-research.md holds the facts and their code pointers.
+"""
