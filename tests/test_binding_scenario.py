@@ -45,13 +45,14 @@ def test_the_pod_catalogue_does_not_pick_up_the_karmada_folder():
 
 
 def test_to_plan_carries_gate_members_classes_and_actions():
-    s = next(s for s in SCENARIOS if s.id == "karmada-gate-off-queue-is-fifo")
+    s = next(s for s in SCENARIOS if s.id == "karmada-gate-off-retries-without-an-event")
     plan = s.to_plan()
-    assert plan.gate is False and plan.members == (Member("m1", 8000),)
+    assert plan.gate is False and plan.members == (Member("m1", 2000),)
     assert KarmadaClass("high", 1000) in plan.classes
-    assert plan.steps[0].action == SetScheduler(False)
-    assert isinstance(plan.steps[1].action, Propagate) and plan.steps[1].action.app.class_name == "mid"
-    assert plan.steps[-1].expect.order == ("a-low", "b-mid", "c-high")
+    assert isinstance(plan.steps[0].action, Propagate) and plan.steps[0].action.app.class_name == "low"
+    q = next(s for s in SCENARIOS if s.id == "karmada-queue-equal-priority-any-order").to_plan()
+    assert q.steps[0].action == SetScheduler(False)
+    assert q.steps[-1].expect.order == ("a-third", "c-first")
 
 
 # --- the loader --------------------------------------------------------------------------------

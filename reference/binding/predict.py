@@ -23,7 +23,7 @@ from typing import Mapping, Union
 
 from .objects import ABSENT, App, Binding, KarmadaClass, Member
 from .priority import ClassMissing, apply_policy
-from .queue import needs_scheduling, retried_after_failure, start_order
+from .queue import needs_scheduling, retried_after_failure, start_orders
 from .scheduling import DoesNotFit, attempt
 
 
@@ -264,9 +264,12 @@ def _heard(w: World, apps: list[str]) -> list[World]:
 
 def _start(w: World) -> list[World]:
     w = replace(w, running=True)
-    order = [b.app for b in start_order(w.bindings, w.gate)]
-    rule = "priority, highest first, then binding name" if w.gate else "FIFO by binding name (gate off: priority ignored)"
-    return _try_in_order([w], order, f"tried {{n}} of {{of}} when karmada-scheduler started ({rule})")
+    rule = ("priority, highest first; equal priorities in any order" if w.gate
+            else "in the informer's list order, which is not fixed (gate off: priority ignored)")
+    out = []
+    for order in start_orders(w.bindings, w.gate):
+        out += _try_in_order([w], [b.app for b in order], f"tried {{n}} of {{of}} when karmada-scheduler started ({rule})")
+    return _dedup(out)
 
 
 def _retries(w: World) -> list[World]:

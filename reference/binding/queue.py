@@ -8,6 +8,7 @@ One worker pops one binding at a time.
 
 from __future__ import annotations
 
+from itertools import permutations, product
 from typing import Iterable
 
 from .objects import Binding
@@ -23,28 +24,23 @@ def needs_scheduling(b: Binding) -> bool:
     return b.assigned != b.replicas
 
 
-def list_key(b: Binding) -> str:
-    # The informer's initial list comes in key order: by binding name within one namespace.
-    return b.name
-
-
-def queue_key(b: Binding, gate: bool) -> tuple:
-    """The pop order of bindings pushed one after the other in list order.
-
-    Gate on: higher priority first, then earlier entry into activeQ; every push
-    stamps the time, so among equal priorities the list order holds. Gate off:
-    FIFO, priority ignored.
-    """
-    return (-b.queue_priority, list_key(b)) if gate else (list_key(b),)
-
-
-def start_order(bindings: Iterable[Binding], gate: bool) -> list[Binding]:
-    """The bindings a starting scheduler tries, in the order it tries them.
+def start_orders(bindings: Iterable[Binding], gate: bool) -> list[list[Binding]]:
+    """Every order in which a starting scheduler may try the bindings that exist.
 
     Every existing binding is pushed by the informer's add events before the
-    worker pops the first one, so the whole set is ordered at once.
+    worker pops the first one, so with the gate on the whole set is ordered at
+    once: higher priority first. The informer's initial list has no fixed order
+    (client-go fills the store from a map), and each push stamps the time, so
+    equal priorities come out in any order; with the gate off (a FIFO of that
+    list) so does everything. Seen on v1.18.2: three equal-priority bindings
+    named a, b, c were first scheduled b, c, a.
     """
-    return sorted((b for b in bindings if needs_scheduling(b)), key=lambda b: queue_key(b, gate))
+    todo = [b for b in bindings if needs_scheduling(b)]
+    if not gate:
+        return [list(p) for p in permutations(todo)]
+    levels = sorted({b.queue_priority for b in todo}, reverse=True)
+    groups = [[b for b in todo if b.queue_priority == p] for p in levels]
+    return [[b for part in parts for b in part] for parts in product(*(list(permutations(g)) for g in groups))]
 
 
 def retried_after_failure(gate: bool) -> bool:
