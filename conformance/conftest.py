@@ -62,6 +62,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "add --scenarios scenarios to run the catalogue too)")
     g.addoption("--no-cluster", action="store_true",
                 help="skip every test that needs a cluster (they are reported as skipped, not passed)")
+    g.addoption("--system", choices=["pods", "karmada"], default="pods",
+                help="what is under test: pods (kube-scheduler builds, default) or karmada (binding priority: "
+                     "karmada-controller-manager and karmada-scheduler on a local Karmada control plane)")
+    g.addoption("--karmada-scheduler-binary", type=Path, default=None,
+                help="with --system karmada: run this karmada-scheduler binary instead of the kit's build")
+    g.addoption("--karmada-scheduler-gates", default=None, metavar="GATE=BOOL,...",
+                help="with --system karmada: feature gates of karmada-scheduler over the kit's and the "
+                     "scenario's (PriorityBasedScheduling=false runs a misconfigured scheduler the suite must catch)")
 
 
 def _builds(config: pytest.Config) -> list[str]:
@@ -95,6 +103,10 @@ def _builds(config: pytest.Config) -> list[str]:
     return targets
 
 
+def _karmada(config: pytest.Config) -> bool:
+    return config.getoption("--system") == "karmada"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # SIGTERM and SIGHUP tear down like Ctrl-C, and Ctrl-C works even if inherited as ignored.
     lifecycle.install_signal_handlers()
@@ -102,11 +114,33 @@ def pytest_configure(config: pytest.Config) -> None:
     # A bad scenario file stops the run before anything starts, with its file and field.
     from harness.scenario import ScenarioError, load_sources
 
+    config._scenarios, config._binding_scenarios = [], []
     try:
-        config._scenarios = load_sources(config.getoption("--scenarios"))
+        if _karmada(config):
+            from harness.binding_scenario import load_sources as load_binding_sources
+
+            config._binding_scenarios = load_binding_sources(config.getoption("--scenarios"))
+        else:
+            config._scenarios = load_sources(config.getoption("--scenarios"))
     except ScenarioError as e:
         raise pytest.UsageError(f"invalid scenario: {e}") from None
-    for opt in ("--scheduler-binary", "--scheduler-config", "--kubeconfig"):
+    if _karmada(config):
+        from harness.karmada import parse_gates
+
+        if config.getoption("--cluster") != "local" or config.getoption("--kubeconfig"):
+            raise pytest.UsageError("--system karmada runs on the local Karmada control plane the kit starts; "
+                                    "--cluster kind and --kubeconfig are for pod scheduling")
+        from harness import toolchain
+
+        release = config.getoption("--k8s-version")
+        if release is not None and release not in toolchain.releases():
+            raise pytest.UsageError(f"--k8s-version: with --system karmada, one release of "
+                                    f"{', '.join(toolchain.releases())} for its API server and members")
+        try:
+            config._karmada_gates = parse_gates(config.getoption("--karmada-scheduler-gates") or "")
+        except KitError as e:
+            raise pytest.UsageError(f"--karmada-scheduler-gates: {e}") from None
+    for opt in ("--scheduler-binary", "--scheduler-config", "--kubeconfig", "--karmada-scheduler-binary"):
         p = config.getoption(opt)
         if p is not None and not p.is_file():
             raise pytest.UsageError(f"{opt}: file not found: {p}")
@@ -114,6 +148,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _modules_needed(config: pytest.Config) -> dict[str | None, tuple[str, ...]]:
     """The components, by release, that the local clusters of this run will start binaries from."""
+    if _karmada(config) and not config.getoption("--no-cluster"):
+        # Karmada's API server and its members are the kit's own local clusters.
+        release = config.getoption("--k8s-version")
+        return {release: ("etcd", "kwok", "kubernetes", "karmada")}
     if not _local_mode(config):
         return {}
     out: dict[str | None, list[str]] = {}
@@ -133,7 +171,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     in ``toolchain`` keeps other processes out too.
     """
     needed = _modules_needed(session.config)
-    if not needed:
+    if not needed or session.config.getoption("collectonly"):
         return
     from harness import toolchain
 
@@ -155,6 +193,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             raise pytest.UsageError("--repeat: give a number of copies, 1 or more")
         if n > 1:  # one copy keeps the plain test ids
             metafunc.parametrize("copy", range(n), ids=[f"copy{i}" for i in range(n)])
+    if "binding_scenario" in metafunc.fixturenames:
+        metafunc.parametrize("binding_scenario", [
+            pytest.param(s, id=s.id, marks=[pytest.mark.cluster, pytest.mark.karmada])
+            for s in metafunc.config._binding_scenarios])
     if "scenario" in metafunc.fixturenames:
         # One test per scenario, marked with its areas so that -m selects by area.
         metafunc.parametrize("scenario", [
@@ -163,6 +205,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # One system per run: the other system's tests are deselected (not skipped: they were not asked for).
+    karmada = _karmada(config)
+    keep = [i for i in items if (i.get_closest_marker("karmada") is not None) == karmada]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
     if not config.getoption("--no-cluster"):
         return
     skip = pytest.mark.skip(reason="--no-cluster was given: cluster tests were not run")
@@ -301,8 +349,9 @@ class LocalClusters:
 
 
 def _local_mode(config: pytest.Config) -> bool:
+    """Whether this run starts local pod-scheduling clusters (a Karmada run starts its own plane)."""
     return not (config.getoption("--no-cluster") or config.getoption("--kubeconfig")
-                or config.getoption("--cluster") != "local")
+                or config.getoption("--cluster") != "local" or _karmada(config))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -454,6 +503,11 @@ def release_matrix(batches: dict) -> list[str]:
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     for line in getattr(config, "_scenario_timing", []):
         terminalreporter.write_line(line)
+    timings = getattr(config, "_karmada_timings", None)
+    if timings:
+        parts = ", ".join(f"{k} {v:.1f} s" for k, v in timings.items() if k != "down")
+        terminalreporter.write_line(f"[karmada] control plane: {parts}; scenarios one after another: "
+                                    f"{getattr(config, '_karmada_seconds', 0.0):.1f} s")
     clusters = getattr(config, "_local_clusters", None)
     if clusters is not None and config.getoption("--k8s-version") and clusters._batch_objects:
         lines = release_matrix({t: clusters._batch_objects[t] for t in _builds(config)

@@ -52,6 +52,17 @@ def gate_flag(gates: dict[str, bool]) -> str:
     return "--feature-gates=" + ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
 
 
+def parse_gates(text: str) -> dict[str, bool]:
+    """``A=true,B=false`` as karmada-scheduler's --feature-gates takes it; which gates exist is its to say."""
+    gates = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq or not name or value.lower() not in ("true", "false"):
+            raise KitError(f"{item!r}: expected GATE=true or GATE=false")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
 def module_dir() -> Path:
     """Where the Go module cache holds the pinned Karmada module: its CRDs and webhook
     configuration are read from there, never copied into the kit."""
@@ -72,6 +83,9 @@ class KarmadaOptions:
     release: str = ""  # of the host and member control planes; default: the kit's default release
     ready_timeout: float = 120.0
     name: str = ""
+    scheduler_binary: Path | None = None  # a user's karmada-scheduler instead of the kit's build
+    scheduler_gates: dict[str, bool] = field(default_factory=dict)  # over the kit's and every scenario's
+    scheduler_verbosity: int | None = None  # karmada-scheduler's -v (4 shows each attempt)
 
 
 @dataclass
@@ -222,20 +236,41 @@ class KarmadaPlane:
             f"--health-probe-bind-address=127.0.0.1:{self.ports['controllerManagerHealth']}",
         ])
         self._wait("karmada-controller-manager", lambda: _healthy(self.ports["controllerManagerHealth"]))
-        self.start_scheduler()
+        self.start_scheduler({})
         self.timings["karmada"] = time.monotonic() - t0
 
     def _scheduler_args(self) -> list[str]:
+        v = self.options.scheduler_verbosity
         return [f"--kubeconfig={self.kubeconfig}", "--leader-elect=false", gate_flag(self.scheduler_gates),
-                "--metrics-bind-address=0", f"--health-probe-bind-address=127.0.0.1:{self.ports['schedulerHealth']}"]
+                "--metrics-bind-address=0", f"--health-probe-bind-address=127.0.0.1:{self.ports['schedulerHealth']}",
+                *([f"--v={v}"] if v is not None else [])]
+
+    def log_marks(self) -> dict[str, int]:
+        """Where each component's log ends now: a scenario's own lines are what comes after."""
+        return {c: self.log_path(c).stat().st_size if self.log_path(c).exists() else 0 for c in COMPONENTS}
+
+    def logs_since(self, marks: dict[str, int]) -> dict[str, bytes]:
+        out = {}
+        for c, at in marks.items():
+            try:
+                with open(self.log_path(c), "rb") as f:
+                    f.seek(at)
+                    out[c] = f.read()
+            except OSError:
+                continue
+        return out
 
     def start_scheduler(self, gates: dict[str, bool] | None = None) -> None:
-        """(Re)start karmada-scheduler; with ``gates``, with those feature gates over the kit's."""
+        """(Re)start karmada-scheduler; with ``gates``, with those feature gates over the kit's
+        (and the run's own over both)."""
         if gates is not None:
-            self.scheduler_gates = {**SCHEDULER_GATES, **gates}
+            self.scheduler_gates = self.gates_for(gates)
         self.stop_scheduler()
         self._start("karmada-scheduler", self._scheduler_args())
         self._wait("karmada-scheduler", lambda: _healthy(self.ports["schedulerHealth"]))
+
+    def gates_for(self, scenario_gates: dict[str, bool]) -> dict[str, bool]:
+        return {**SCHEDULER_GATES, **scenario_gates, **self.options.scheduler_gates}
 
     def stop_scheduler(self) -> None:
         proc = self._procs.pop("karmada-scheduler", None)
@@ -249,6 +284,8 @@ class KarmadaPlane:
 
     def _start(self, component: str, args: list[str]) -> None:
         binary = self.bins[component]
+        if component == "karmada-scheduler" and self.options.scheduler_binary is not None:
+            binary = self.options.scheduler_binary
         log = open(self.log_path(component), "ab")
         log.write(f"$ {binary} {' '.join(args)}\n".encode())
         log.flush()
