@@ -12,7 +12,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from reference.admission import HIGHEST_USER_DEFINABLE, SYSTEM_PREFIX
@@ -33,7 +32,7 @@ from reference.binding.predict import (
     Wait,
 )
 
-from .scenario import NAME, Name, ScenarioError, Strict, _describe, _UniqueKeyLoader, parse_duration
+from .scenario import NAME, Name, ScenarioError, Strict, _describe, parse_duration, read_mapping
 
 DEFAULT_SETTLE = timedelta(seconds=30)  # how long the runner waits for an expect without settle
 # A binding parked as unschedulable goes back to the queue after 5 minutes in it (at the next
@@ -279,20 +278,7 @@ def _dupes(names: list[str], where: str, errors: list[str]) -> None:
 
 def load(path: str | Path) -> KarmadaScenario:
     path = Path(path)
-    try:
-        raw = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file") from None
-    except UnicodeDecodeError as e:
-        raise ScenarioError(f"{path}: not UTF-8 text: byte {e.start}") from None
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot be read: {e.strerror}") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
-    except yaml.YAMLError as e:
-        raise ScenarioError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ScenarioError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    raw = read_mapping(path)
     try:
         scenario = KarmadaScenario.model_validate(raw)
     except ValidationError as e:

@@ -315,8 +315,8 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def load(path: str | Path) -> Scenario:
-    path = Path(path)
+def read_mapping(path: Path) -> dict:
+    """A scenario file's YAML as a mapping, or one ScenarioError naming the file and what is wrong."""
     try:
         raw = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
     except FileNotFoundError:
@@ -331,6 +331,12 @@ def load(path: str | Path) -> Scenario:
         raise ScenarioError(f"{path}: not valid YAML: {e}") from None
     if not isinstance(raw, dict):
         raise ScenarioError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    return raw
+
+
+def load(path: str | Path) -> Scenario:
+    path = Path(path)
+    raw = read_mapping(path)
     try:
         scenario = Scenario.model_validate(raw)
     except ValidationError as e:
