@@ -309,7 +309,11 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
     log_path = log_dir / f"build-{module}.log"
     staging = Path(tempfile.mkdtemp(prefix=f".{module}-", dir=target.parent))
     staging.chmod(0o755)
-    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
+    # go's own work directory, where the kit removes it: go leaves it behind when a signal
+    # other than SIGINT (CI's SIGTERM, the kit's kill) ends it.
+    gotmp = Path(tempfile.mkdtemp(prefix=f".{module}-gotmp-", dir=target.parent))
+    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0",
+           "GOTMPDIR": str(gotmp)}
     # -v names each package as it is compiled: the count is the progress shown.
     cmd = [go, "build", "-v", "-trimpath", *extra, "-ldflags", ldflags(wrapper_module), "-o", str(staging) + "/", *packages]
     names = [_binary_name(p, mod.prefix) for p in packages]
@@ -348,6 +352,8 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
             proc.wait()
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(gotmp, ignore_errors=True)
     _log(f"built {module} in {time.monotonic() - started:.0f} s -> {target}")
 
 
