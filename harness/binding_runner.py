@@ -139,7 +139,9 @@ class BindingClient:
                 replicas=replicas, selector=client.V1LabelSelector(match_labels=labels),
                 template=client.V1PodTemplateSpec(
                     metadata=client.V1ObjectMeta(labels=labels),
-                    spec=client.V1PodSpec(containers=[client.V1Container(
+                    # Member pods go at once when their app goes: kwok would keep them Terminating
+                    # for the default 30 s, and the next scenario waits for empty members.
+                    spec=client.V1PodSpec(termination_grace_period_seconds=0, containers=[client.V1Container(
                         name="c", image=PAUSE_IMAGE,
                         resources=client.V1ResourceRequirements(requests={"cpu": f"{cpu}m"},
                                                                 limits={"cpu": f"{cpu}m"}))])))))
