@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal, Union
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -32,7 +32,7 @@ from reference.binding.predict import (
     Wait,
 )
 
-from .scenario import NAME, Name, ScenarioError, Strict, _describe, parse_duration, read_mapping
+from .scenario import NAME, Duration, Name, ScenarioError, Strict, _describe, read_mapping
 
 DEFAULT_SETTLE = timedelta(seconds=30)  # how long the runner waits for an expect without settle
 # A binding parked as unschedulable goes back to the queue after 5 minutes in it (at the next
@@ -133,15 +133,10 @@ class StepSpec(Strict):
     scale: ScaleSpec | None = None
     delete: Name | None = None  # the Deployment and its policy
     scheduler: Literal["stopped", "running"] | None = None
-    wait: Annotated[timedelta, Field()] | None = None
+    wait: Duration | None = None
     expect: ExpectSpec | None = None
-    settle: Annotated[timedelta, Field()] | None = Field(
+    settle: Duration | None = Field(
         default=None, description="how long the runner waits for this step's expect (default 30s)")
-
-    @field_validator("wait", "settle", mode="before")
-    @classmethod
-    def _duration(cls, v: Any) -> Any:
-        return None if v is None else parse_duration(v)
 
     @model_validator(mode="after")
     def _one_action(self) -> StepSpec:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reference.objects import (
     ClusterState,
@@ -74,7 +74,8 @@ def parse_duration(text: str | int | float) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-Duration = Annotated[timedelta, Field()]
+# A duration as scenario files write it (10s, 500ms, 2m), for every duration field of every format.
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
 
 class ClassSpec(Strict):
@@ -158,16 +159,11 @@ class Step(Strict):
     updateClass: ClassSpec | None = None
     deleteClass: str | None = None
     createPdb: PdbSpec | None = None
-    wait: Annotated[timedelta, Field()] | None = None
+    wait: Duration | None = None
     expect: Expect | None = None
-    settle: Annotated[timedelta, Field()] | None = Field(
+    settle: Duration | None = Field(
         default=None, description="how long the outcome of this step may take to appear (default 30s)"
     )
-
-    @field_validator("wait", "settle", mode="before")
-    @classmethod
-    def _duration(cls, v: Any) -> Any:
-        return None if v is None else parse_duration(v)
 
     @model_validator(mode="after")
     def one_action(self) -> Step:
