@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from kubernetes.utils import parse_quantity
 
 from reference.binding.objects import SCHEDULED, binding_name
 from reference.binding.predict import UNSET, BindingExpectation, StepExpectation, predict
@@ -300,10 +301,6 @@ def _gone(read) -> None:
     raise NotYet("still there")
 
 
+
 def _milli(q: str) -> int:
-    q = str(q)
-    if q.endswith("m"):
-        return int(q[:-1])
-    if q.endswith("n"):
-        return int(q[:-1]) // 1_000_000
-    return int(float(q) * 1000)
+    return int(parse_quantity(q) * 1000)
