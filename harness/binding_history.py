@@ -45,7 +45,7 @@ class Observed:
 
 def _version(seq: int, kind: str, obj: dict) -> BindingVersion:
     meta, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
-    prio = (spec.get("schedulePriority") or {}).get("priority") if spec.get("schedulePriority") is not None else None
+    prio = (spec.get("schedulePriority") or {}).get("priority")
     clusters = tuple(sorted((c["name"], int(c.get("replicas", 0))) for c in spec.get("clusters") or []))
     cond = next((c for c in status.get("conditions") or [] if c.get("type") == "Scheduled"), None)
     scheduled = "" if cond is None else (cond["status"] if cond["status"] == "True" else f"{cond['status']}/{cond.get('reason', '')}")
