@@ -55,7 +55,7 @@ class Module:
 
 
 RELEASE_DIR = re.compile(r"^\d+\.\d+$")
-SHARED = ("kwok", "karmada")  # one wrapper for every release
+SHARED = ("kwok", "karmada", "kind")  # one wrapper for every release
 
 
 def releases() -> list[str]:
@@ -115,8 +115,13 @@ MODULES: dict[str, Module] = {
                   for c in ("aggregated-apiserver", "webhook", "controller-manager", "scheduler")),
             prefix="karmada-",
         ),
+        Module("kind", ("sigs.k8s.io/kind",)),
     )
 }
+
+# What a kind node runs besides the control plane (kubeadm sets the node up, the kubelet
+# runs its pods): built from the same wrapper as the control plane, only for the kind path.
+NODE_PACKAGES = ("k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kubeadm")
 
 
 # --- versions, read from the wrapper go.mod files -------------------------
@@ -298,6 +303,22 @@ def ensure_variant(module: str, package: str, wrapper_dir: Path, content_key: st
     return path
 
 
+def ensure_node_binaries(release: str | None = None) -> dict[str, Path]:
+    """kubelet and kubeadm of ``release``, for a kind node image; cached beside the control plane's."""
+    go = go_binary()
+    go_version = _go_version(go)
+    module = wrapper("kubernetes", release)
+    target = cache_root() / "bin" / f"{module.replace('/', '-')}-node-{cache_key(module, go_version)}"
+    paths = {_binary_name(p): target / _binary_name(p) for p in NODE_PACKAGES}
+    if _complete(paths):
+        return paths
+    label = f"{module.replace('/', '-')}-node"
+    with _build_lock(label, target.name):
+        if not _complete(paths):
+            _build(module, target, go, packages=NODE_PACKAGES, label=label)
+    return paths
+
+
 def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...] | None = None,
            extra: tuple[str, ...] = (), label: str | None = None, cwd: Path | None = None) -> None:
     mod = component(wrapper_module)
@@ -377,7 +398,8 @@ def ensure_all(components: tuple[str, ...] | None = None, release: str | None = 
                        f"{', '.join(releases())} (each a directory of wrapper modules in {GOMOD_DIR})")
     if components is None:
         # A pod cluster's components; Karmada is built only for a Karmada run.
-        components = tuple(c for c in MODULES if c != "karmada" and (c != "scheduler-plugins" or has_plugins(release)))
+        components = tuple(c for c in MODULES if c not in ("karmada", "kind")
+                           and (c != "scheduler-plugins" or has_plugins(release)))
     go = go_binary()
     go_version = _go_version(go)
     out: dict[str, Path] = {}
