@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -104,6 +105,19 @@ def cmd_build(args) -> int:
             print(f"{name:<34} {path}")
         print(f"Kubernetes {release}: " + ", ".join(f"{k} {v}" for k, v in toolchain.versions(release).items())
               + f" ({time.monotonic() - started:.0f} s)")
+    return 0
+
+
+def cmd_kind_image(args) -> int:
+    from . import node_image
+
+    started = time.monotonic()
+    tag = node_image.ensure()
+    print(f"{tag} ({time.monotonic() - started:.0f} s)")
+    if args.save:
+        subprocess.run(["docker", "save", "-o", str(args.save), tag], check=True)
+        print(f"saved to {args.save}: on another Docker host, `docker load -i {args.save.name}` and "
+              f"`./kit conformance --cluster kind --kind-node-image {tag}`")
     return 0
 
 
@@ -354,6 +368,11 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--k8s-version", metavar="RELEASE", help="this release's binaries, or all (default: the "
                    "newest release on which both builds run)")
     b.set_defaults(func=cmd_build)
+    ki = sub.add_parser("kind-image", help="build (or find) the kind node image of the kit's release, offline: "
+                                           "Debian packages, the kit's builds, no registry")
+    ki.add_argument("--save", type=Path, default=None, metavar="FILE",
+                    help="also write it to FILE with `docker save` (to carry to an air-gapped host)")
+    ki.set_defaults(func=cmd_kind_image)
     ar = sub.add_parser("add-release", help="write the wrapper Go modules of a Kubernetes release (for maintainers)")
     ar.add_argument("--kubernetes", required=True, metavar="vX.Y.Z", help="k8s.io/kubernetes version")
     ar.add_argument("--etcd", required=True, metavar="vX.Y.Z", help="etcd server version (kubeadm's for the release)")

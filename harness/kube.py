@@ -18,7 +18,12 @@ from . import lifecycle
 from .errors import KitError
 
 SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended resource)
-PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image would do
+# On a real kubelet a scenario pod's container ignores SIGTERM, so a deleted pod stays
+# Terminating for its whole grace period, as the kwok stages play it (data/kwok-stages.yaml).
+# The kind node image holds it (harness/node_image.py).
+HOLDOUT_IMAGE = "prioritykit.local/holdout:1"
+HOLDOUT_COMMAND = ["/busybox", "sh", "-c", "trap '' TERM; while :; do /busybox sleep 1; done"]
 KIT_LABEL = "priority-conformance.x-k8s.io/run"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 

@@ -1,0 +1,403 @@
+"""The kind node image, built offline from the kit's own pinned builds.
+
+``kind build node-image`` always fetches etcd, CoreDNS, pause and kindnetd from a registry,
+so it cannot run where no registry is reachable (these machines, an air-gapped CI). This
+module assembles the same layout instead (docs/kind-node-image-research.md):
+
+- the **base**: a Debian rootfs by debootstrap with kind's base packages, kind's own base
+  files (entrypoint, units, containerd config) from the kind module the kit builds, and the
+  settings of ``data/kind-node-base.yaml``; imported into Docker as ``prioritykit/kind-base``;
+- the **node**: the base plus kubelet, kubeadm and kubectl of the release, ``/kind/version``,
+  and containerd's ``k8s.io`` namespace preloaded with every image a pod of the cluster uses:
+  the control plane and etcd as kubeadm names them (asked of kubeadm itself), pause for the
+  sandboxes and the scenarios' pods, and the scheduler-plugins kube-scheduler.
+
+Both are tagged by the hash of everything that decides their bytes, so a second run finds
+them and builds nothing. What a build makes only to assemble the node (its container, the
+component images on the host) is removed whether it succeeds or not.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import inspect
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from . import toolchain
+from .errors import KitError
+from .kube import HOLDOUT_COMMAND, HOLDOUT_IMAGE
+
+DATA = Path(__file__).parent / "data"
+BASE_RECIPE = DATA / "kind-node-base.yaml"
+BASE_REPO = "prioritykit/kind-base"
+NODE_REPO = "prioritykit/kind-node"
+PLUGINS_IMAGE_REPO = "prioritykit.local/kube-scheduler-plugins"
+KEY_LABEL = "io.prioritykit.key"
+ENTRYPOINT = '["/usr/local/bin/entrypoint", "/sbin/init"]'
+# Control-plane images kubeadm lists that a kind cluster of the kit never runs: kube-proxy
+# (kubeProxyMode none) and CoreDNS (its addon phase is skipped: no scenario resolves names).
+NOT_RUN = ("kube-proxy", "coredns")
+
+
+def _log(msg: str) -> None:
+    toolchain._log(msg)
+
+
+def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
+    try:
+        out = subprocess.run(cmd, capture_output=True, **kw)
+    except FileNotFoundError:
+        raise KitError(f"{what}: `{cmd[0]}` is not installed") from None
+    if out.returncode != 0:
+        err = out.stderr.decode(errors="replace") if isinstance(out.stderr, bytes) else (out.stderr or "")
+        raise KitError(f"{what} failed (exit {out.returncode}): `{' '.join(cmd[:4])} ...`\n"
+                       + "\n".join(err.strip().splitlines()[-8:]))
+    return out
+
+
+def image_exists(ref: str) -> bool:
+    return subprocess.run(["docker", "image", "inspect", ref], capture_output=True).returncode == 0
+
+
+def _digest(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode() if isinstance(p, str) else p)
+        h.update(b"\0")
+    return h.hexdigest()[:12]
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def kind_module_dir() -> Path:
+    """The kind module's source, as the build of the kind binary downloaded it."""
+    toolchain.ensure_module("kind")
+    version = toolchain.module_versions("kind")["sigs.k8s.io/kind"]
+    out = subprocess.run([toolchain.go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True)
+    path = Path(out.stdout.strip()) / f"sigs.k8s.io/kind@{version}"
+    if not (path / "images/base/files").is_dir():
+        raise KitError(f"kind's base files are missing from the Go module cache: {path}/images/base/files")
+    return path
+
+
+def _tree_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(root)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+# --- the base ---------------------------------------------------------------------
+
+
+def debian_mirror() -> str:
+    """The Debian mirror this machine's apt uses (the only package source it reaches)."""
+    if m := os.environ.get("PRIORITYKIT_DEBIAN_MIRROR"):
+        return m
+    for f in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")) + ["/etc/apt/sources.list"]:
+        try:
+            text = Path(f).read_text()
+        except OSError:
+            continue
+        if m := re.search(r"^URIs:\s*(\S+/debian)/?\s*$", text, re.M):
+            return m.group(1)
+        if m := re.search(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+/debian)/?\s", text, re.M):
+            return m.group(1)
+    raise KitError("no Debian mirror found in /etc/apt/sources.list*: set PRIORITYKIT_DEBIAN_MIRROR to one")
+
+
+def base_tag(recipe_text: str, kind_dir: Path) -> str:
+    # The code that assembles the base is part of its content; the rest of this module is not.
+    code = inspect.getsource(ensure_base) + inspect.getsource(_assemble_base)
+    return f"{BASE_REPO}:{_digest(recipe_text, _tree_digest(kind_dir / 'images/base/files'), code)}"
+
+
+def ensure_base() -> str:
+    kind_dir = kind_module_dir()
+    recipe_text = BASE_RECIPE.read_text()
+    tag = base_tag(recipe_text, kind_dir)
+    if image_exists(tag):
+        return tag
+    if os.geteuid() != 0:
+        raise KitError("building the kind node image's base needs root (debootstrap): run `sudo ./kit kind-image` once")
+    if shutil.which("debootstrap") is None:
+        raise KitError("building the kind node image needs debootstrap: `apt-get install debootstrap` "
+                       "(.ci/docker-host installs it)")
+    recipe = yaml.safe_load(recipe_text)
+    work = Path(tempfile.mkdtemp(prefix="priority-conformance-kind-base-", dir=_scratch()))
+    started = time.monotonic()
+    try:
+        root = work / "rootfs"
+        mirror = debian_mirror()
+        _log(f"building the kind node base: debootstrap {recipe['suite']} from {mirror} (about a minute)")
+        _run(["debootstrap", f"--variant={recipe['variant']}", "--include=" + ",".join(recipe["packages"]),
+              recipe["suite"], str(root), mirror], "debootstrap of the kind node base")
+        _assemble_base(root, kind_dir / "images/base/files", recipe)
+        tar = subprocess.Popen(["tar", "--numeric-owner", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+        # kind's image also sets STOPSIGNAL, which `docker import` cannot; kind removes its
+        # nodes with `docker rm -f`, so no signal is ever asked of systemd.
+        _run(["docker", "import", "--change", "ENV container=docker",
+              "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}",
+              "-", tag], "docker import of the kind node base", stdin=tar.stdout)
+        tar.wait()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    _log(f"built {tag} in {time.monotonic() - started:.0f} s")
+    return tag
+
+
+def _scratch() -> Path:
+    d = toolchain.cache_root() / "tmp"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _assemble_base(root: Path, kind_files: Path, recipe: dict) -> None:
+    """What kind's base Dockerfile does after installing packages, on a rootfs."""
+    for src in sorted(kind_files.rglob("*")):
+        dst = root / src.relative_to(kind_files)
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if dst.is_symlink() or dst.exists():
+            dst.unlink()  # Debian's conffile (containerd's config.toml) gives way to kind's
+        shutil.copyfile(src, dst)
+        executable = src.parts[-2] == "bin" or "/bin/" in str(src.relative_to(kind_files))
+        dst.chmod(0o755 if executable else 0o644)
+    config = root / "etc/containerd/config.toml"
+    text = config.read_text()
+    for old, new in recipe.get("containerd_settings", {}).items():
+        if old not in text:
+            raise KitError(f"kind's containerd config no longer says {old!r}: update {BASE_RECIPE.name}")
+        text = text.replace(old, new)
+    config.write_text(text)
+    for link, target in recipe["links"].items():
+        p = root / link
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if p.is_symlink() or p.exists():
+            p.unlink()
+        p.symlink_to(target)
+    plugins_to = root / recipe["cni_plugins_to"]
+    plugins_to.mkdir(parents=True, exist_ok=True)
+    for plugin in sorted((root / recipe["cni_plugins_from"]).iterdir()):
+        (plugins_to / plugin.name).symlink_to("/" + str(plugin.relative_to(root)))
+    for pattern in recipe["remove_units"]:
+        for p in glob.glob(str(root / pattern)):
+            Path(p).unlink()
+    with open(root / "etc/systemd/journald.conf", "a") as f:
+        f.write("ReadKMsg=no\n")
+    _run(["chroot", str(root), "systemctl", "enable", *recipe["enable_units"]], "systemctl enable in the node base")
+    _run(["chroot", str(root), "systemctl", "mask", *recipe["mask_units"]], "systemctl mask in the node base")
+    (root / "etc/kubernetes/manifests").mkdir(parents=True, exist_ok=True)
+    # containerd's base OCI spec, with kind's hook and without rlimits (raising a hard limit
+    # needs CAP_SYS_RESOURCE, and kind's containers inherit them anyway).
+    spec = json.loads(_run(["chroot", str(root), "ctr", "oci", "spec"], "ctr oci spec in the node base").stdout)
+    spec.setdefault("hooks", {}).setdefault("createContainer", []).append({"path": "/kind/bin/mount-product-files.sh"})
+    spec["process"].pop("rlimits", None)
+    (root / "etc/containerd/cri-base.json").write_text(json.dumps(spec, indent=2) + "\n")
+    for leftover in ("var/cache/apt/archives", "var/lib/apt/lists"):
+        for p in (root / leftover).glob("*"):
+            if p.is_file():
+                p.unlink()
+
+
+# --- the node ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Component:
+    """An image in the node's containerd: a reference, and the one file it holds."""
+
+    ref: str
+    binary: Path
+    entrypoint: str | None = None  # None: kubeadm's manifests name the command
+
+
+def kubeadm_images(kubeadm: Path, version: str) -> list[str]:
+    out = _run([str(kubeadm), "config", "images", "list", f"--kubernetes-version={version}"],
+               "kubeadm config images list", text=True)
+    return out.stdout.split()
+
+
+def _sandbox_image(kind_dir: Path) -> str:
+    text = (kind_dir / "images/base/files/etc/containerd/config.toml").read_text()
+    return re.search(r'sandbox_image\s*=\s*"([^"]+)"', text).group(1)
+
+
+def build_pause(out_dir: Path, release: str | None) -> Path:
+    """pause from the Kubernetes module's own source, static, as its Makefile builds it."""
+    version = toolchain.versions(release)["kubernetes"]
+    out = subprocess.run([toolchain.go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True)
+    src = Path(out.stdout.strip()) / f"k8s.io/kubernetes@{version}/build/pause/linux/pause.c"
+    if not src.is_file():
+        raise KitError(f"pause's source is missing from the Go module cache: {src}")
+    if shutil.which("gcc") is None:
+        raise KitError("building the kind node image needs gcc (pause is a static C program): `apt-get install gcc libc6-dev`")
+    binary = out_dir / "pause"
+    _run(["gcc", "-Os", "-Wall", "-Werror", "-static", "-DVERSION=prioritykit", "-o", str(binary), str(src)],
+         "building pause with gcc -static")
+    return binary
+
+
+def components(release: str | None, kubeadm: Path, bins: dict[str, Path], pause: Path, kind_dir: Path) -> list[Component]:
+    version = toolchain.versions(release)["kubernetes"]
+    out: list[Component] = []
+    for ref in kubeadm_images(kubeadm, version):
+        name = ref.rsplit("/", 1)[-1].split(":")[0]
+        if name in NOT_RUN:
+            continue
+        if name == "pause":
+            out.append(Component(ref, pause, '["/pause"]'))
+        elif name == "etcd":
+            out.append(Component(ref, bins["etcd"]))
+        else:
+            out.append(Component(ref, bins.get(f"kubernetes/{name}") or bins[name]))
+    sandbox = _sandbox_image(kind_dir)
+    if sandbox not in {c.ref for c in out}:
+        out.append(Component(sandbox, pause, '["/pause"]'))
+    if "scheduler-plugins/kube-scheduler" in bins:
+        out.append(Component(plugins_image(release), bins["scheduler-plugins/kube-scheduler"]))
+    return out
+
+
+def plugins_image(release: str | None = None) -> str:
+    return f"{PLUGINS_IMAGE_REPO}:{toolchain.versions(release)['scheduler-plugins']}"
+
+
+def import_binary_image(ref: str, binary: Path, entrypoint: str | None = None) -> None:
+    """An image holding one static binary on PATH: what a distroless component image amounts to."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for d in ("usr", "usr/local", "usr/local/bin", "tmp"):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if d == "tmp" else 0o755
+            tar.addfile(info)
+        path = f"/{binary.name}" if entrypoint else f"usr/local/bin/{binary.name}"
+        tar.add(str(binary), arcname=path.lstrip("/"), filter=lambda i: _root_owned(i, 0o755))
+    changes = ["--change", "ENV PATH=/usr/local/bin:/usr/bin:/bin"]
+    if entrypoint:
+        changes += ["--change", f"ENTRYPOINT {entrypoint}"]
+    _run(["docker", "import", *changes, "-", ref], f"docker import of {ref}", input=buf.getvalue())
+
+
+def _root_owned(info: tarfile.TarInfo, mode: int) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    info.mode = mode
+    return info
+
+
+def node_tag(release: str | None, base: str, files: dict[str, Path], comps: list[Component]) -> str:
+    version = toolchain.versions(release)["kubernetes"]
+    parts: list[str] = [base, Path(__file__).read_bytes().hex()]
+    for name, path in sorted(files.items()):
+        parts += [name, _file_digest(path)]
+    for c in comps:
+        parts += [c.ref, c.entrypoint or "", _file_digest(c.binary)]
+    return f"{NODE_REPO}:{version}-{_digest(*parts)}"
+
+
+def ensure(release: str | None = None) -> str:
+    """The node image of ``release`` (default: the kit's), built if absent; its tag."""
+    if shutil.which("docker") is None:
+        raise KitError("the kind node image is built with Docker: no `docker` command on PATH")
+    bins = toolchain.ensure_all(release=release)
+    node_bins = toolchain.ensure_node_binaries(release)
+    kind_dir = kind_module_dir()
+    base = ensure_base()
+    files = {"/usr/bin/kubelet": node_bins["kubelet"], "/usr/bin/kubeadm": node_bins["kubeadm"],
+             "/usr/bin/kubectl": bins["kubectl"]}
+    with tempfile.TemporaryDirectory(prefix="priority-conformance-kind-node-", dir=_scratch()) as tmp:
+        pause = build_pause(Path(tmp), release)
+        comps = components(release, node_bins["kubeadm"], bins, pause, kind_dir)
+        tag = node_tag(release, base, files, comps)
+        if image_exists(tag):
+            return tag
+        started = time.monotonic()
+        _log(f"building the kind node image {tag}")
+        _build_node(tag, base, files, comps, toolchain.versions(release)["kubernetes"], Path(tmp))
+    _log(f"built {tag} in {time.monotonic() - started:.0f} s")
+    return tag
+
+
+def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Component], version: str, tmp: Path) -> None:
+    container = f"prioritykit-node-build-{os.getpid()}"
+    refs = sorted({c.ref for c in comps})
+    made: list[str] = []
+    try:
+        for c in comps:
+            if c.ref not in made:
+                import_binary_image(c.ref, c.binary, c.entrypoint)
+                made.append(c.ref)
+        # Not privileged: importing without unpacking needs no mounts (kind's builder does the same).
+        _run(["docker", "run", "-d", "--name", container, "--entrypoint=sleep", "--security-opt", "seccomp=unconfined",
+              base, "infinity"], "starting the node image's build container")
+        _run(["docker", "cp", f"{container}:/bin/busybox", str(tmp / "busybox")], "copying busybox out of the node base")
+        import_binary_image(HOLDOUT_IMAGE, tmp / "busybox", json.dumps(HOLDOUT_COMMAND))
+        made.append(HOLDOUT_IMAGE)
+        refs.append(HOLDOUT_IMAGE)
+        archive = tmp / "images.tar"
+        _run(["docker", "save", "-o", str(archive), *refs], "docker save of the node's images")
+        for dest, src in files.items():
+            _run(["docker", "cp", str(src), f"{container}:{dest}"], f"copying {dest} into the node image")
+        _exec(container, ["sh", "-c", f"chmod 0755 {' '.join(files)} && chown root:root {' '.join(files)} "
+                                      f"&& printf %s {version} > /kind/version"])
+        _exec(container, ["sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"])
+        _wait_containerd(container)
+        with open(archive, "rb") as f:
+            _run(["docker", "exec", "-i", container, "ctr", "--namespace=k8s.io", "images", "import",
+                  "--no-unpack", "--all-platforms", "--digests", "-"],
+                 "preloading the node's images into containerd", stdin=f)
+        listed = _exec(container, ["ctr", "--namespace=k8s.io", "images", "list", "-q"]).stdout.split()
+        missing = [r for r in refs if r not in listed and f"docker.io/library/{r}" not in listed]
+        if missing:
+            raise KitError(f"the node image's containerd lacks {missing} after the import")
+        # Pinned: the kubelet's image GC never removes them (Debian's ctr cannot label on import).
+        for ref in refs:
+            _exec(container, ["ctr", "--namespace=k8s.io", "images", "label", ref, "io.cri-containerd.pinned=pinned"])
+        # The container's init is `sleep`, which reaps nothing: a stopped containerd stays a zombie.
+        _exec(container, ["sh", "-c", "pkill containerd; while ps -o stat= -C containerd | grep -qv Z; "
+                                      "do sleep 0.2; done; rm -f /tmp/containerd.log"])
+        _run(["docker", "commit", "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", "CMD []",
+              "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}", container, tag], "docker commit of the node image")
+    finally:
+        subprocess.run(["docker", "rm", "-f", container], capture_output=True)
+        if made:
+            subprocess.run(["docker", "rmi", *made], capture_output=True)
+
+
+def _exec(container: str, cmd: list[str]) -> subprocess.CompletedProcess:
+    return _run(["docker", "exec", container, *cmd], f"`{' '.join(cmd)[:60]}` in the node image's build container",
+                text=True)
+
+
+def _wait_containerd(container: str, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if subprocess.run(["docker", "exec", container, "ctr", "version"], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.3)
+    log = subprocess.run(["docker", "exec", container, "cat", "/tmp/containerd.log"], capture_output=True, text=True)
+    raise KitError("containerd did not start in the node image's build container:\n" + log.stdout[-2000:])
