@@ -199,8 +199,35 @@ def rss_of_kit(workdirs: list[Path]) -> int:
     return total
 
 
+TEARDOWN_FILE = "teardown.json"
+
+
+def add_teardown(workdir: Path, argv: list[str]) -> None:
+    """A command the reaper runs for this directory's owner: what no process or file records
+    (a kind cluster's containers live in Docker, not here)."""
+    path = workdir / TEARDOWN_FILE
+    commands = json.loads(path.read_text()) if path.exists() else []
+    commands.append(argv)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(commands))
+    tmp.replace(path)
+
+
+def run_teardown(workdir: Path) -> None:
+    try:
+        commands = json.loads((workdir / TEARDOWN_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return
+    for argv in commands:
+        try:
+            subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+
+
 def reap(workdir: Path) -> None:
-    """Stop everything that names ``workdir`` and remove it, until nothing is left starting."""
+    """Stop everything that names ``workdir``, run its teardown commands, and remove it."""
     import shutil
 
     quiet_rounds = 0
@@ -213,6 +240,7 @@ def reap(workdir: Path) -> None:
         else:
             quiet_rounds += 1
             time.sleep(0.3)
+    run_teardown(workdir)
     shutil.rmtree(workdir, ignore_errors=True)
 
 
