@@ -46,6 +46,11 @@ def batch(request: pytest.FixtureRequest, build: str, run_id: str):
 
 
 def test_scenario(scenario, build: str, copy: int, batch: Batch):
+    judge(scenario, batch, copy)
+
+
+def judge(scenario, batch: Batch, copy: int = 0) -> None:
+    """The verdict on one scenario's result in a batch: pass, fail, or a named expected difference."""
     build, release = batch.build, batch.release
     result = batch.results[scenario.id, copy]
     if result.cancelled:

@@ -28,4 +28,17 @@ def why_alone(scenario: Scenario, build: str, release: str = PINNED) -> str:
     return ""
 
 
-__all__ = ["why_alone"]
+# What a real kubelet decides that kwok only plays: how a victim terminates (its grace period,
+# DisruptionTarget, the deletion), and the start times victims are ranked by.
+KUBELET_AREAS = ("preemption", "pdb")
+
+
+def on_real_kubelets(scenario: Scenario, workers: int) -> bool:
+    """Whether a scenario also runs on the real kubelets of a kind cluster: it preempts in an
+    area where the kubelet's part shows, and its nodes fit on the workers."""
+    preempts = any(step.expect is not None and step.expect.preempted for step in scenario.steps)
+    return (preempts and len(scenario.nodes) <= workers and "toleration" not in scenario.areas
+            and any(a in KUBELET_AREAS for a in scenario.areas))
+
+
+__all__ = ["why_alone", "on_real_kubelets"]

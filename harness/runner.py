@@ -34,7 +34,7 @@ from reference.scheduler import PodView, World
 from . import lifecycle
 from .errors import KitError
 from .expectation import Mismatch, apply_step, check_expect
-from .kube import PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
+from .kube import HOLDOUT_IMAGE, PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
 from .scenario import ClassSpec, PodSpec, Scenario, Step, to_class, to_node, to_pdb, to_pod
 
 SCENARIO_LABEL = "priority-conformance.x-k8s.io/scenario"
@@ -112,7 +112,9 @@ def _cell(v: PodView | None) -> str:
 
 
 class NodeSource:
-    """Where a scenario's nodes come from."""
+    """Where a scenario's nodes come from, and the image their pods run."""
+
+    image = PAUSE_IMAGE
 
     def claim(self, kube: Kube, name: str, slots: int, run_id: str, labels: dict, taints: list) -> str: ...
 
@@ -136,6 +138,8 @@ class RealNodes(NodeSource):
     A claimed node gets the scenario's room as the extended resource, its labels
     and taints; release takes them all back off.
     """
+
+    image = HOLDOUT_IMAGE  # a real kubelet runs it: it must outlast SIGTERM, as kwok's pods do
 
     def __init__(self, names: list[str]):
         import queue
@@ -385,7 +389,7 @@ class ScenarioRun:
                 tolerations=[client.V1Toleration(key=t.key or None, operator=t.operator, value=t.value or None,
                                                  effect=t.effect or None) for t in p.tolerations] or None,
                 affinity=affinity,
-                containers=[client.V1Container(name="c", image=PAUSE_IMAGE,
+                containers=[client.V1Container(name="c", image=self.nodes.image,
                                                resources=client.V1ResourceRequirements(limits=limits))],
             ),
         )

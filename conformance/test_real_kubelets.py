@@ -1,0 +1,38 @@
+"""On kind, the preemption scenarios once more on the workers' real kubelets.
+
+The catalogue runs on kwok nodes of the kind cluster (``test_scenarios``); kwok plays the
+kubelet from ``data/kwok-stages.yaml``. Here the scenarios where the kubelet's part shows (a
+victim's graceful termination, its DisruptionTarget and deletion, the start times victims are
+ranked by: ``placement.on_real_kubelets``) run again on the kind workers, one at a time, with
+containerd running a container that outlasts SIGTERM, so a victim stays Terminating for its
+grace period as the specs describe. Collected only with --cluster kind.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.test_scenarios import judge
+from harness.batch import Batch
+from harness.cluster import split_target
+
+pytestmark = [pytest.mark.real_kubelets]
+
+
+@pytest.fixture(scope="session")
+def real_batch(request: pytest.FixtureRequest, build: str, run_id: str, real_nodes):
+    config = request.config
+    selected = {item.callspec.params["real_scenario"].id for item in request.session.items
+                if "real_scenario" in getattr(getattr(item, "callspec", None), "params", {})
+                and item.callspec.params.get("build") == build}
+    kube, local = request.getfixturevalue("cluster")
+    # A run id of its own: the kwok batch's namespaces of the same scenarios may still be going.
+    b = Batch([s for s in config._scenarios if s.id in selected], kube, local, split_target(build)[0],
+              run_id + "r", real_nodes, stop_at_first_failure=config.getoption("maxfail") == 1,
+              artifacts=config.getoption("--artifacts") / "real-kubelets")
+    b.run()
+    return b
+
+
+def test_scenario_on_real_kubelets(real_scenario, build: str, real_batch: Batch):
+    judge(real_scenario, real_batch)
