@@ -46,9 +46,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--cluster", choices=["local", "kind"], default="local",
                 help="where to run: the embedded local cluster (default) or a kind cluster (see README)")
     g.addoption("--kind-binary", default=None,
-                help="with --cluster kind: the kind binary to use (default: kind on PATH; nothing is downloaded)")
+                help="with --cluster kind: the kind binary to use (default: the kit's build of the pinned kind)")
+    g.addoption("--kind-node-image", default=None, metavar="IMAGE",
+                help="with --cluster kind: the node image, already on this Docker host (default: the kit's "
+                     "offline build of its own release, `./kit kind-image`)")
     g.addoption("--scheduler-image", default=None,
-                help="with --cluster kind: the kube-scheduler image under test, already on this Docker host")
+                help="with --cluster kind: the kube-scheduler image under test, already on this Docker host "
+                     "(default: the node image's own for upstream, the kit's scheduler-plugins build for plugins)")
     g.addoption("--repeat", type=int, default=1, metavar="N",
                 help="run each selected scenario N times side by side (to reproduce a rare failure); "
                      "each copy is a test of its own")
@@ -140,6 +144,9 @@ def pytest_configure(config: pytest.Config) -> None:
             config._karmada_gates = parse_gates(config.getoption("--karmada-scheduler-gates") or "")
         except KitError as e:
             raise pytest.UsageError(f"--karmada-scheduler-gates: {e}") from None
+    if config.getoption("--cluster") == "kind" and config.getoption("--scheduler-config"):
+        raise pytest.UsageError("--scheduler-config is for the local cluster: on kind the kit mounts its own "
+                                "configuration of each build (see kind-config.yaml)")
     for opt in ("--scheduler-binary", "--scheduler-config", "--kubeconfig", "--karmada-scheduler-binary"):
         p = config.getoption(opt)
         if p is not None and not p.is_file():
@@ -170,18 +177,26 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     two tests (or a test's subprocess) start the same build; the build lock
     in ``toolchain`` keeps other processes out too.
     """
-    needed = _modules_needed(session.config)
-    if not needed or session.config.getoption("collectonly"):
+    config = session.config
+    needed = _modules_needed(config)
+    kind_image = (config.getoption("--cluster") == "kind" and not config.getoption("--kind-node-image")
+                  and not config.getoption("--no-cluster"))
+    if not (needed or kind_image) or config.getoption("collectonly"):
         return
     from harness import toolchain
 
-    capman = session.config.pluginmanager.getplugin("capturemanager")
+    capman = config.pluginmanager.getplugin("capturemanager")
     with capman.global_and_fixture_disabled():
         try:
             for release, modules in needed.items():
                 toolchain.ensure_all(modules, release)
+            if kind_image:
+                from harness import node_image
+
+                node_image.ensure()
         except KitError as e:
-            raise pytest.UsageError(f"cannot build the control plane: {e}") from None
+            what = "the kind node image" if kind_image else "the control plane"
+            raise pytest.UsageError(f"cannot build {what}: {e}") from None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -197,6 +212,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("binding_scenario", [
             pytest.param(s, id=s.id, marks=[pytest.mark.cluster, pytest.mark.karmada])
             for s in metafunc.config._binding_scenarios])
+    if "real_scenario" in metafunc.fixturenames:
+        from harness.kind import WORKERS
+        from harness.placement import on_real_kubelets
+
+        metafunc.parametrize("real_scenario", [
+            pytest.param(s, id=s.id, marks=[pytest.mark.cluster, *(getattr(pytest.mark, a) for a in s.areas)])
+            for s in metafunc.config._scenarios if on_real_kubelets(s, WORKERS)])
     if "scenario" in metafunc.fixturenames:
         # One test per scenario, marked with its areas so that -m selects by area.
         metafunc.parametrize("scenario", [
@@ -207,7 +229,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # One system per run: the other system's tests are deselected (not skipped: they were not asked for).
     karmada = _karmada(config)
-    keep = [i for i in items if (i.get_closest_marker("karmada") is not None) == karmada]
+    kind = config.getoption("--cluster") == "kind"
+    other_cluster = kind or config.getoption("--kubeconfig") is not None
+    # Real kubelets are only on kind, and the fault tests' own local clusters only in a run that
+    # starts local clusters: elsewhere those tests were not asked for either.
+    keep = [i for i in items if (i.get_closest_marker("karmada") is not None) == karmada
+            and (kind or i.get_closest_marker("real_kubelets") is None)
+            and not (other_cluster and i.get_closest_marker("local_clusters") is not None)]
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
@@ -404,8 +432,12 @@ def cluster(request: pytest.FixtureRequest, build: str):
 
         problem = None
         try:
-            with kind.cluster_for(config, build) as kube:
-                yield kube, None
+            with kind.cluster_for(config, build) as run:
+                config._kind_runs = {**getattr(config, "_kind_runs", {}), build: run}
+                config._scenario_timing = getattr(config, "_scenario_timing", []) + [
+                    f"[{build}] kind cluster {run.name}: created in {run.timings['create']:.1f} s, "
+                    f"ready (CNI, scheduler, kwok) in {run.timings['ready']:.1f} s"]
+                yield run.kube, None
         except KitError as e:
             problem = str(e)
         if problem:
@@ -429,15 +461,22 @@ def kube(cluster) -> Kube:
 
 
 @pytest.fixture(scope="session")
-def node_source(request: pytest.FixtureRequest, kube: Kube):
-    """kwok nodes made per scenario, or (kind) the real workers, lent one scenario at a time."""
-    from harness.runner import KwokNodes, RealNodes
+def node_source(kube: Kube):
+    """kwok nodes made per scenario (on kind too: the kit runs a kwok controller there)."""
+    from harness.runner import KwokNodes
 
-    if request.config.getoption("--cluster") == "kind":
-        workers = [n.metadata.name for n in kube.core.list_node().items
-                   if "node-role.kubernetes.io/control-plane" not in (n.metadata.labels or {})]
-        return RealNodes(workers)
     return KwokNodes()
+
+
+@pytest.fixture(scope="session")
+def real_nodes(request: pytest.FixtureRequest, build: str, kube: Kube):
+    """(kind) the cluster's workers, with real kubelets, lent to one scenario at a time."""
+    from harness.runner import RealNodes
+
+    run = getattr(request.config, "_kind_runs", {}).get(build)
+    if run is None:
+        pytest.fail("real kubelets are only on --cluster kind", pytrace=False)
+    return RealNodes(run.workers)
 
 
 @pytest.fixture(scope="session")

@@ -17,13 +17,8 @@ import pytest
 from harness.cluster import ClusterOptions, LocalCluster
 from harness.errors import KitError
 
-pytestmark = [pytest.mark.cluster]
-
-
-@pytest.fixture(autouse=True)
-def local_only(request):
-    if request.config.getoption("--kubeconfig") or request.config.getoption("--cluster") != "local":
-        pytest.skip("fault tests start local clusters of their own; asked to use another cluster")
+# They start local clusters of their own: a run on another cluster deselects them (conftest).
+pytestmark = [pytest.mark.cluster, pytest.mark.local_clusters]
 
 
 def kit_processes(workdir: str) -> list[str]:

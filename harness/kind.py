@@ -1,75 +1,141 @@
-"""The kind path: the same suite on a kind cluster, for users on Docker hosts.
+"""The kind path: the suite on a kind cluster, with real kubelets beside kwok nodes.
 
-NOT exercised by this project's CI: its machines have no Docker engine. The
-pieces that do not need Docker (rendering the config, the commands, the
-preflight errors, the node-capacity patching) are tested; see README.
+The cluster comes from ``kind-config.yaml`` through pytest-kind-ng (the maintained fork of
+pytest-kind), with the kit's own kind binary (built from the pinned module) and, unless the
+user names one, the kit's offline node image (``node_image``). On it:
 
-The cluster comes from ``kind-config.yaml`` (top level) through pytest-kind-ng
-(the maintained fork of pytest-kind: same KindCluster API, still released).
-For the scheduler-plugins build the user names a scheduler image: the
-provider loads it into the nodes and points the control plane's static
-kube-scheduler pod at it; the mounted KubeSchedulerConfiguration enables
-PreemptionToleration and disables DefaultPreemption at postFilter.
+- the kit's kwok controller, pointed at the kind API server, plays the kubelet of the nodes
+  scenarios make (so the catalogue runs side by side, as on the local cluster);
+- the three kind workers, with real kubelets and containerd, are lent to the real-kubelet
+  scenarios one at a time (``RealNodes``);
+- the control plane's static kube-scheduler is the node image's upstream build, or, for the
+  plugins build, the scheduler-plugins image with its configuration, switched together.
+
+Everything it makes (the cluster's containers, the ``kind`` network when it made it, the
+images it made for the run, its directory and processes) goes at the end unless
+--keep-cluster; a watchdog does the same when the kit is killed (``lifecycle``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
 import subprocess
 import tempfile
-from contextlib import contextmanager
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from . import lifecycle, toolchain
+from .cluster import BUILDS, STAGES, scheduler_config
 from .errors import KitError
-from .kube import Kube, NotYet, wait_for
+from .kube import KWOK_ANNOTATION, Kube, NotYet, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 KIND_CONFIG = REPO / "kind-config.yaml"
 DATA = Path(__file__).parent / "data"
-SCHEDULER_CONFIG = {"plugins": DATA / "kind-scheduler-plugins.yaml", "upstream": DATA / "kind-scheduler-upstream.yaml"}
 RBAC = DATA / "kind-scheduler-rbac.yaml"
 MANIFEST = "/etc/kubernetes/manifests/kube-scheduler.yaml"
-MOUNTED_CONFIG = "/etc/kubernetes/priority-conformance/scheduler-config.yaml"
+CONFIG_DIR = "/etc/kubernetes/priority-conformance"  # on the control-plane node
+NETWORK = "kind"
+# The most nodes a real-kubelet scenario may have: kind-config.yaml's workers.
+WORKERS = sum(1 for n in yaml.safe_load(KIND_CONFIG.read_text())["nodes"] if n["role"] == "worker")
+USER_IMAGE_REPO = "prioritykit.local/kube-scheduler-user"
+
+
+def config_path(build: str) -> str:
+    return f"{CONFIG_DIR}/{build}.yaml"
+
+
+def kind_scheduler_config(build: str) -> dict:
+    """The build's profile (``cluster.scheduler_config``, one place for it) as a static pod runs it."""
+    conf = scheduler_config(build)
+    conf["clientConnection"] = {"kubeconfig": "/etc/kubernetes/scheduler.conf"}
+    conf["leaderElection"] = {"leaderElect": True}
+    return conf
 
 
 def preflight(kind_path: str | None, docker: str = "docker") -> Path:
     """A clear error for the usual reasons kind cannot run; the kind binary's path otherwise."""
     if shutil.which(docker) is None:
-        raise KitError("--cluster kind needs Docker: no `docker` command on PATH")
+        raise KitError("--cluster kind needs Docker: no `docker` command on PATH (on a machine like the "
+                       "kit's own, .ci/docker-host sets one up)")
     info = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True)
     if info.returncode != 0 or not info.stdout.strip():
         raise KitError("--cluster kind needs a running Docker engine: `docker info` failed: "
                        + (info.stderr.strip().splitlines() or ["no answer"])[-1])
-    found = kind_path or shutil.which("kind")
-    if not found or not Path(found).is_file():
-        raise KitError("--cluster kind needs the kind binary: give --kind-binary PATH or put kind on PATH "
-                       "(the kit downloads nothing)")
-    return Path(found)
+    if kind_path is None:
+        return toolchain.ensure_module("kind")["kind"]
+    if not Path(kind_path).is_file():
+        raise KitError(f"--kind-binary: no such file: {kind_path}")
+    return Path(kind_path)
 
 
-def render_config(build: str, workdir: Path) -> Path:
-    """kind-config.yaml with the scheduler configuration for ``build`` mounted by absolute path."""
+def render_config(workdir: Path) -> Path:
+    """kind-config.yaml with the directory of every build's scheduler configuration mounted."""
+    configs = workdir / "scheduler-configs"
+    configs.mkdir(exist_ok=True)
+    for build in BUILDS:
+        (configs / f"{build}.yaml").write_text(yaml.safe_dump(kind_scheduler_config(build), sort_keys=False))
     conf = yaml.safe_load(KIND_CONFIG.read_text())
     for node in conf["nodes"]:
         for mount in node.get("extraMounts", []):
-            if mount["containerPath"] == MOUNTED_CONFIG:
-                mount["hostPath"] = str(SCHEDULER_CONFIG[build].resolve())
+            if mount["containerPath"] == CONFIG_DIR:
+                mount["hostPath"] = str(configs)
     out = workdir / "kind-config.yaml"
     out.write_text(yaml.safe_dump(conf, sort_keys=False))
     return out
 
 
-def image_swap_commands(cluster_name: str, image: str) -> list[list[str]]:
-    """Point the static kube-scheduler pod at the user's image (the kubelet restarts it)."""
-    node = f"{cluster_name}-control-plane"
-    return [["docker", "exec", node, "sed", "-i", "-E", rf"s#^(\s*-?\s*image:\s*).*kube-scheduler.*$#\1{image}#", MANIFEST],
-            ["docker", "exec", node, "sed", "-i", "-E", r"s#^(\s*imagePullPolicy:).*$#\1 IfNotPresent#", MANIFEST]]
+def scheduler_swap_commands(node: str, image: str, build: str) -> list[list[str]]:
+    """Point the static kube-scheduler pod at ``image`` and ``build``'s configuration in one edit:
+    the kubelet restarts it once, and never runs an image with a configuration it refuses."""
+    return [["docker", "exec", node, "sed", "-i", "-E",
+             "-e", rf"s#^(\s*-?\s*image:\s*).*kube-scheduler.*$#\1{image}#",
+             "-e", r"s#^(\s*imagePullPolicy:).*$#\1 IfNotPresent#",
+             "-e", rf"s#--config={CONFIG_DIR}/[a-z]+\.yaml#--config={config_path(build)}#",
+             MANIFEST]]
 
 
-def wait_scheduler(kube: Kube, cluster_name: str, image: str | None, timeout: float = 180) -> None:
-    pod_name = f"kube-scheduler-{cluster_name}-control-plane"
+def cni_conflist(pod_cidr: str) -> str:
+    """A bridge network on one node, over the pod range the controller-manager gave it."""
+    return json.dumps({
+        "cniVersion": "0.4.0", "name": "prioritykit",
+        "plugins": [{"type": "bridge", "bridge": "cni0", "isGateway": True,
+                     "ipam": {"type": "host-local", "ranges": [[{"subnet": pod_cidr}]]}},
+                    {"type": "portmap", "capabilities": {"portMappings": True}}],
+    })
+
+
+def install_cni(kube: Kube, nodes: list[str], timeout: float = 60) -> None:
+    def cidr(node: str) -> str:
+        found = kube.core.read_node(node).spec.pod_cidr
+        if not found:
+            raise NotYet(f"node {node} has no podCIDR yet")
+        return found
+
+    for node in nodes:
+        conf = cni_conflist(wait_for(lambda: cidr(node), timeout, f"the pod range of kind node {node}"))
+        subprocess.run(["docker", "exec", "-i", node, "sh", "-c",
+                        "mkdir -p /etc/cni/net.d && cat > /etc/cni/net.d/10-prioritykit.conflist"],
+                       input=conf, text=True, check=True, capture_output=True)
+
+    def ready():
+        for n in kube.core.list_node().items:
+            conds = {c.type: c.status for c in (n.status.conditions or [])}
+            if conds.get("Ready") != "True":
+                raise NotYet(f"node {n.metadata.name} not Ready")
+
+    wait_for(ready, timeout, "the kind nodes to become Ready", interval=0.5)
+
+
+def wait_scheduler(kube: Kube, node: str, image: str | None, timeout: float = 180) -> None:
+    pod_name = f"kube-scheduler-{node}"
 
     def healthy():
         pod = kube.core.read_namespaced_pod(pod_name, "kube-system")
@@ -79,7 +145,7 @@ def wait_scheduler(kube: Kube, cluster_name: str, image: str | None, timeout: fl
         if image and c[0].image.split("/")[-1] != image.split("/")[-1]:
             raise NotYet(f"kube-scheduler still runs {c[0].image}")
 
-    wait_for(healthy, timeout, f"the kube-scheduler of kind cluster {cluster_name} (image {image or 'the node image'})")
+    wait_for(healthy, timeout, f"the kube-scheduler on {node} (image {image or 'the node image'})")
 
 
 def apply_rbac(kube: Kube) -> None:
@@ -88,44 +154,136 @@ def apply_rbac(kube: Kube) -> None:
     utils.create_from_yaml(kube.api, str(RBAC))
 
 
+@dataclass
+class KindRun:
+    """A kind cluster the suite runs on: its API, and the workers lent to real-kubelet scenarios."""
+
+    kube: Kube
+    name: str
+    workers: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def start_kwok(kubeconfig: Path, workdir: Path) -> subprocess.Popen:
+    """The kit's kwok controller for the nodes scenarios make (annotated as kwok's), on kind's API."""
+    kwok = toolchain.ensure_module("kwok")["kwok"]
+    log = open(workdir / "kwok.log", "w")
+    try:
+        return subprocess.Popen(
+            [str(kwok), f"--kubeconfig={kubeconfig}", "--manage-all-nodes=false",
+             f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake", f"--config={STAGES}",
+             f"--node-lease-duration-seconds=40"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        log.close()
+
+
+def make_scheduler_image(binary: Path) -> str:
+    """An image of a user's kube-scheduler binary, to load into the nodes."""
+    from .node_image import import_binary_image
+
+    digest = hashlib.sha256(binary.read_bytes()).hexdigest()[:12]
+    ref = f"{USER_IMAGE_REPO}:{digest}"
+    import_binary_image(ref, binary)
+    return ref
+
+
+def _network_exists() -> bool:
+    return subprocess.run(["docker", "network", "inspect", NETWORK], capture_output=True).returncode == 0
+
+
 @contextmanager
 def cluster_for(config, build: str):
-    """A kind cluster for ``build``, yielding a Kube; deleted at the end unless --keep-cluster."""
-    kind_path = preflight(config.getoption("--kind-binary"))
-    image = config.getoption("--scheduler-image")
-    if build == "plugins" and not image:
-        raise KitError("--cluster kind with --scheduler plugins needs --scheduler-image: the scheduler-plugins "
-                       "kube-scheduler image to test (built and tagged on this Docker host)")
+    """A kind cluster for ``build``, yielding a KindRun; removed at the end unless --keep-cluster."""
     from pytest_kind import KindCluster
 
-    workdir = Path(tempfile.mkdtemp(prefix="priority-conformance-kind-"))
-    name = f"prio-{build}"
-    cluster = KindCluster(name, kubeconfig=workdir / "kubeconfig", kind_path=kind_path)
-    created = False
+    from . import node_image
+
+    kind_path = preflight(config.getoption("--kind-binary"))
+    image = config.getoption("--kind-node-image")
+    own_image = image is None
+    if own_image:
+        image = node_image.ensure()
+    elif not node_image.image_exists(image):
+        raise KitError(f"--kind-node-image {image}: no such image on this Docker host (the kit pulls nothing)")
+    scheduler_image = config.getoption("--scheduler-image")
+    binary = config.getoption("--scheduler-binary")
+    keep = config.getoption("--keep-cluster")
+    name = f"prioritykit-{build}-{os.getpid()}"
+    node = f"{name}-control-plane"
+    workdir = Path(tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX + "kind-"))
+    lifecycle.write_owner(workdir)
+    made_images: list[str] = []
+    network_before = _network_exists()
+    # What the watchdog does if the kit dies before the end; the same as the normal teardown.
+    lifecycle.add_teardown(workdir, [str(kind_path), "delete", "cluster", "--name", name,
+                                     "--kubeconfig", str(workdir / "kubeconfig")])
+    if not network_before:
+        lifecycle.add_teardown(workdir, ["docker", "network", "rm", NETWORK])
+    watchdog = lifecycle.start_watchdog(workdir)
+    stack = ExitStack()
+    cluster = KindCluster(name, kubeconfig=workdir / "kubeconfig", image=image, kind_path=kind_path)
+    run: KindRun | None = None
     try:
-        cluster.create(render_config(build, workdir))
-        created = True
+        started = time.monotonic()
+        load = None  # an image the nodes lack
+        if binary is not None:
+            scheduler_image = load = make_scheduler_image(Path(binary))
+            made_images.append(load)
+        elif scheduler_image:
+            load = scheduler_image
+        elif build == "plugins":
+            scheduler_image = node_image.plugins_image()
+            if not own_image:  # a user's node image: the kit's plugins scheduler is not in it
+                bins = toolchain.ensure_all()
+                node_image.import_binary_image(scheduler_image, bins["scheduler-plugins/kube-scheduler"])
+                load = scheduler_image
+                made_images.append(load)
+        for ref in made_images:
+            lifecycle.add_teardown(workdir, ["docker", "rmi", ref])
+        try:
+            cluster.create(render_config(workdir))
+        except subprocess.CalledProcessError:
+            raise KitError(f"kind could not create cluster {name} from node image {image} "
+                           "(kind's output is above)") from None
         kube = Kube(workdir / "kubeconfig")
+        stack.callback(kube.close)
+        run = KindRun(kube, name)
+        run.timings["create"] = time.monotonic() - started
+        nodes = [n.metadata.name for n in kube.core.list_node().items]
+        run.workers = sorted(n for n in nodes if n != node)
+        install_cni(kube, nodes)
         apply_rbac(kube)
-        if image:
+        if load:
             try:
-                cluster.load_docker_image(image)
+                cluster.load_docker_image(load)
             except subprocess.CalledProcessError:
-                raise KitError(f"kind could not load image {image}: is it built and tagged on this Docker host?") from None
-            for cmd in image_swap_commands(name, image):
-                subprocess.run(cmd, check=True)
-        wait_scheduler(kube, name, image)
-        yield kube
-        kube.close()
+                raise KitError(f"kind could not load image {load}: is it built and tagged on this Docker host?") from None
+        if scheduler_image:
+            for cmd in scheduler_swap_commands(node, scheduler_image, build):
+                subprocess.run(cmd, check=True, capture_output=True)
+        wait_scheduler(kube, node, scheduler_image)
+        kwok = start_kwok(workdir / "kubeconfig", workdir)
+        stack.callback(lifecycle.stop_processes, [kwok.pid])
+        run.timings["ready"] = time.monotonic() - started
+        toolchain._log(f"kind cluster {name} ready in {run.timings['ready']:.0f} s "
+                       f"(created in {run.timings['create']:.0f} s) from {image}")
+        yield run
     finally:
-        keep = created and config.getoption("--keep-cluster")
-        if created and not keep:
-            cluster.delete()
-        if not keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+        stack.close()
+        if keep and not lifecycle.stopping() and run is not None:
+            lifecycle.keep(workdir)
+            print(f"\nkept kind cluster {name}: KUBECONFIG={workdir / 'kubeconfig'}; "
+                  f"remove it with: {kind_path} delete cluster --name {name}")
+        else:
+            lifecycle.reap(workdir)  # kind delete, the network if it was ours, the images made
             # pytest-kind-ng keeps a scratch directory under the working directory.
             shutil.rmtree(cluster.path, ignore_errors=True)
             try:
                 cluster.path.parent.rmdir()
             except OSError:
                 pass
+        try:
+            watchdog.wait(timeout=0 if keep else 10)  # it stands down once the directory is gone
+        except subprocess.TimeoutExpired:
+            pass
