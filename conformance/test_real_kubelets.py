@@ -31,6 +31,8 @@ def real_batch(request: pytest.FixtureRequest, build: str, run_id: str, real_nod
               run_id + "r", real_nodes, stop_at_first_failure=config.getoption("maxfail") == 1,
               artifacts=config.getoption("--artifacts") / "real-kubelets")
     b.run()
+    config._scenario_timing = getattr(config, "_scenario_timing", []) + [
+        f"[{build}] {len(b.results)} scenarios on real kubelets in {b.wall:.1f} s wall time"]
     return b
 
 

@@ -172,7 +172,7 @@ def start_kwok(kubeconfig: Path, workdir: Path) -> subprocess.Popen:
         return subprocess.Popen(
             [str(kwok), f"--kubeconfig={kubeconfig}", "--manage-all-nodes=false",
              f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake", f"--config={STAGES}",
-             f"--node-lease-duration-seconds=40"],
+             "--node-lease-duration-seconds=40"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         log.close()
