@@ -144,6 +144,19 @@ def pytest_configure(config: pytest.Config) -> None:
             config._karmada_gates = parse_gates(config.getoption("--karmada-scheduler-gates") or "")
         except KitError as e:
             raise pytest.UsageError(f"--karmada-scheduler-gates: {e}") from None
+    if config.getoption("--cluster") == "kind" and not (config.getoption("--no-cluster")
+                                                         or config.getoption("collectonly")):
+        # A Docker host that cannot run kind is one error before anything is built.
+        from harness.kind import preflight
+        from harness.node_image import image_exists
+
+        try:
+            preflight(config.getoption("--kind-binary"))
+        except KitError as e:
+            raise pytest.UsageError(str(e)) from None
+        if config.getoption("--kind-node-image") and not image_exists(config.getoption("--kind-node-image")):
+            raise pytest.UsageError(f"--kind-node-image {config.getoption('--kind-node-image')}: no such image "
+                                    "on this Docker host (the kit pulls nothing)")
     if config.getoption("--cluster") == "kind" and config.getoption("--scheduler-config"):
         raise pytest.UsageError("--scheduler-config is for the local cluster: on kind the kit mounts its own "
                                 "configuration of each build (see kind-config.yaml)")

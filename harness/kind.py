@@ -223,6 +223,10 @@ def cluster_for(config, build: str):
     watchdog = lifecycle.start_watchdog(workdir)
     stack = ExitStack()
     cluster = KindCluster(name, kubeconfig=workdir / "kubeconfig", image=image, kind_path=kind_path)
+    # pytest-kind-ng makes a scratch directory under the working directory: the reaper's too.
+    scratch = cluster.path.resolve()
+    lifecycle.add_teardown(workdir, ["rm", "-rf", str(scratch)])
+    lifecycle.add_teardown(workdir, ["rmdir", str(scratch.parent)])
     run: KindRun | None = None
     try:
         started = time.monotonic()
@@ -276,13 +280,8 @@ def cluster_for(config, build: str):
             print(f"\nkept kind cluster {name}: KUBECONFIG={workdir / 'kubeconfig'}; "
                   f"remove it with: {kind_path} delete cluster --name {name}")
         else:
-            lifecycle.reap(workdir)  # kind delete, the network if it was ours, the images made
-            # pytest-kind-ng keeps a scratch directory under the working directory.
-            shutil.rmtree(cluster.path, ignore_errors=True)
-            try:
-                cluster.path.parent.rmdir()
-            except OSError:
-                pass
+            # kind delete, the network if it was ours, the images made, pytest-kind-ng's scratch.
+            lifecycle.reap(workdir)
         try:
             watchdog.wait(timeout=0 if keep else 10)  # it stands down once the directory is gone
         except subprocess.TimeoutExpired:
