@@ -201,11 +201,9 @@ def cluster_for(config, build: str):
 
     kind_path = preflight(config.getoption("--kind-binary"))
     image = config.getoption("--kind-node-image")
-    own_image = image is None
+    own_image = image is None  # a named one was checked before the session started (conftest)
     if own_image:
         image = node_image.ensure()
-    elif not node_image.image_exists(image):
-        raise KitError(f"--kind-node-image {image}: no such image on this Docker host (the kit pulls nothing)")
     scheduler_image = config.getoption("--scheduler-image")
     binary = config.getoption("--scheduler-binary")
     keep = config.getoption("--keep-cluster")

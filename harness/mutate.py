@@ -86,17 +86,12 @@ def load_all(directory: Path = MUTANTS) -> list[Mutant]:
 # --- building ---------------------------------------------------------------------
 
 
-def _go_mod_cache() -> Path:
-    out = subprocess.run([toolchain.go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True)
-    return Path(out.stdout.strip())
-
-
 def source_file(m: Mutant, wrapper: str) -> Path:
     """The pinned copy of the file the mutant patches, as the wrapper module resolves it."""
     version = toolchain.module_versions(wrapper).get(m.module)
     if version is None:
         raise KitError(f"mutant {m.id}: module {m.module} is not part of the {wrapper} build")
-    path = _go_mod_cache() / f"{m.module}@{version}" / m.file
+    path = toolchain.go_mod_cache() / f"{m.module}@{version}" / m.file
     if not path.is_file():
         # Only packages a build compiled are certain to be in the module cache; fetch the module.
         subprocess.run([toolchain.go_binary(), "mod", "download", m.module], cwd=toolchain.GOMOD_DIR / wrapper,

@@ -19,6 +19,7 @@ component images on the host) is removed whether it succeeds or not.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import inspect
@@ -38,7 +39,7 @@ import yaml
 
 from . import toolchain
 from .errors import KitError
-from .kube import HOLDOUT_COMMAND, HOLDOUT_IMAGE
+from .kube import HOLDOUT_COMMAND, HOLDOUT_IMAGE, NotYet, wait_for
 
 DATA = Path(__file__).parent / "data"
 BASE_RECIPE = DATA / "kind-node-base.yaml"
@@ -50,10 +51,6 @@ ENTRYPOINT = '["/usr/local/bin/entrypoint", "/sbin/init"]'
 # Control-plane images kubeadm lists that a kind cluster of the kit never runs: kube-proxy
 # (kubeProxyMode none) and CoreDNS (its addon phase is skipped: no scenario resolves names).
 NOT_RUN = ("kube-proxy", "coredns")
-
-
-def _log(msg: str) -> None:
-    toolchain._log(msg)
 
 
 def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
@@ -92,8 +89,7 @@ def kind_module_dir() -> Path:
     """The kind module's source, as the build of the kind binary downloaded it."""
     toolchain.ensure_module("kind")
     version = toolchain.module_versions("kind")["sigs.k8s.io/kind"]
-    out = subprocess.run([toolchain.go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True)
-    path = Path(out.stdout.strip()) / f"sigs.k8s.io/kind@{version}"
+    path = toolchain.go_mod_cache() / f"sigs.k8s.io/kind@{version}"
     if not (path / "images/base/files").is_dir():
         raise KitError(f"kind's base files are missing from the Go module cache: {path}/images/base/files")
     return path
@@ -150,7 +146,7 @@ def ensure_base() -> str:
     try:
         root = work / "rootfs"
         mirror = debian_mirror()
-        _log(f"building the kind node base: debootstrap {recipe['suite']} from {mirror} (about a minute)")
+        toolchain._log(f"building the kind node base: debootstrap {recipe['suite']} from {mirror} (about a minute)")
         _run(["debootstrap", f"--variant={recipe['variant']}", "--include=" + ",".join(recipe["packages"]),
               recipe["suite"], str(root), mirror], "debootstrap of the kind node base")
         _assemble_base(root, kind_dir / "images/base/files", recipe)
@@ -163,7 +159,7 @@ def ensure_base() -> str:
         tar.wait()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    _log(f"built {tag} in {time.monotonic() - started:.0f} s")
+    toolchain._log(f"built {tag} in {time.monotonic() - started:.0f} s")
     return tag
 
 
@@ -249,8 +245,7 @@ def _sandbox_image(kind_dir: Path) -> str:
 def build_pause(out_dir: Path, release: str | None) -> Path:
     """pause from the Kubernetes module's own source, static, as its Makefile builds it."""
     version = toolchain.versions(release)["kubernetes"]
-    out = subprocess.run([toolchain.go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True)
-    src = Path(out.stdout.strip()) / f"k8s.io/kubernetes@{version}/build/pause/linux/pause.c"
+    src = toolchain.go_mod_cache() / f"k8s.io/kubernetes@{version}/build/pause/linux/pause.c"
     if not src.is_file():
         raise KitError(f"pause's source is missing from the Go module cache: {src}")
     if shutil.which("gcc") is None:
@@ -319,8 +314,10 @@ def node_tag(release: str | None, base: str, files: dict[str, Path], comps: list
     return f"{NODE_REPO}:{version}-{_digest(*parts)}"
 
 
+@functools.cache
 def ensure(release: str | None = None) -> str:
-    """The node image of ``release`` (default: the kit's), built if absent; its tag."""
+    """The node image of ``release`` (default: the kit's), built if absent; its tag. Once per
+    process: finding it hashes every binary in it, and the session asks before each build's cluster."""
     if shutil.which("docker") is None:
         raise KitError("the kind node image is built with Docker: no `docker` command on PATH")
     bins = toolchain.ensure_all(release=release)
@@ -336,9 +333,9 @@ def ensure(release: str | None = None) -> str:
         if image_exists(tag):
             return tag
         started = time.monotonic()
-        _log(f"building the kind node image {tag}")
+        toolchain._log(f"building the kind node image {tag}")
         _build_node(tag, base, files, comps, toolchain.versions(release)["kubernetes"], Path(tmp))
-    _log(f"built {tag} in {time.monotonic() - started:.0f} s")
+    toolchain._log(f"built {tag} in {time.monotonic() - started:.0f} s")
     return tag
 
 
@@ -394,10 +391,12 @@ def _exec(container: str, cmd: list[str]) -> subprocess.CompletedProcess:
 
 
 def _wait_containerd(container: str, timeout: float = 30) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if subprocess.run(["docker", "exec", container, "ctr", "version"], capture_output=True).returncode == 0:
-            return
-        time.sleep(0.3)
-    log = subprocess.run(["docker", "exec", container, "cat", "/tmp/containerd.log"], capture_output=True, text=True)
-    raise KitError("containerd did not start in the node image's build container:\n" + log.stdout[-2000:])
+    def answers():
+        if subprocess.run(["docker", "exec", container, "ctr", "version"], capture_output=True).returncode != 0:
+            raise NotYet("no answer from ctr version")
+
+    try:
+        wait_for(answers, timeout, "containerd in the node image's build container", interval=0.3)
+    except KitError as e:
+        log = subprocess.run(["docker", "exec", container, "cat", "/tmp/containerd.log"], capture_output=True, text=True)
+        raise KitError(f"{e}; its log:\n{log.stdout[-2000:]}") from None

@@ -212,6 +212,12 @@ def go_binary() -> str:
     return go
 
 
+def go_mod_cache() -> Path:
+    """Where go keeps downloaded module sources (read for files a build does not compile in)."""
+    out = subprocess.run([go_binary(), "env", "GOMODCACHE"], capture_output=True, text=True)
+    return Path(out.stdout.strip())
+
+
 def _go_version(go: str) -> str:
     out = subprocess.run([go, "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True)
     if out.returncode != 0:
