@@ -151,7 +151,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from harness.node_image import image_exists
 
         try:
-            preflight(config.getoption("--kind-binary"))
+            config._kind_binary = preflight(config.getoption("--kind-binary"))
         except KitError as e:
             raise pytest.UsageError(str(e)) from None
         if config.getoption("--kind-node-image") and not image_exists(config.getoption("--kind-node-image")):
@@ -445,7 +445,7 @@ def cluster(request: pytest.FixtureRequest, build: str):
 
         problem = None
         try:
-            with kind.cluster_for(config, build) as run:
+            with kind.cluster_for(config, build, config._kind_binary) as run:
                 config._kind_runs = {**getattr(config, "_kind_runs", {}), build: run}
                 config._scenario_timing = getattr(config, "_scenario_timing", []) + [
                     f"[{build}] kind cluster {run.name}: created in {run.timings['create']:.1f} s, "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.test_scenarios import judge
+from conformance.test_scenarios import judge, selected
 from harness.batch import Batch
 from harness.cluster import split_target
 
@@ -22,12 +22,10 @@ pytestmark = [pytest.mark.real_kubelets]
 @pytest.fixture(scope="session")
 def real_batch(request: pytest.FixtureRequest, build: str, run_id: str, real_nodes):
     config = request.config
-    selected = {item.callspec.params["real_scenario"].id for item in request.session.items
-                if "real_scenario" in getattr(getattr(item, "callspec", None), "params", {})
-                and item.callspec.params.get("build") == build}
+    ids = selected(request, "real_scenario", build)
     kube, local = request.getfixturevalue("cluster")
     # A run id of its own: the kwok batch's namespaces of the same scenarios may still be going.
-    b = Batch([s for s in config._scenarios if s.id in selected], kube, local, split_target(build)[0],
+    b = Batch([s for s in config._scenarios if s.id in ids], kube, local, split_target(build)[0],
               run_id + "r", real_nodes, stop_at_first_failure=config.getoption("maxfail") == 1,
               artifacts=config.getoption("--artifacts") / "real-kubelets")
     b.run()

@@ -29,9 +29,7 @@ def batch(request: pytest.FixtureRequest, build: str, run_id: str):
             pytest.fail(f"cluster not available: {e}", pytrace=False)
     else:
         kube, local = request.getfixturevalue("cluster")
-        selected_ids = {item.callspec.params["scenario"].id for item in request.session.items
-                        if "scenario" in getattr(getattr(item, "callspec", None), "params", {})
-                        and item.callspec.params.get("build") == build}
+        selected_ids = selected(request, "scenario", build)
         b = Batch([s for s in config._scenarios if s.id in selected_ids], kube, local, split_target(build)[0], run_id,
                   request.getfixturevalue("node_source"), config.getoption("--repeat"),
                   stop_at_first_failure=config.getoption("maxfail") == 1, artifacts=config.getoption("--artifacts"))
@@ -43,6 +41,13 @@ def batch(request: pytest.FixtureRequest, build: str, run_id: str):
             f"[{build}] {len(b.results)} scenarios in {b.wall:.1f} s wall time; "
             f"longest: {longest.scenario.id} {longest.seconds:.1f} s"]
         config._longest = max(getattr(config, "_longest", 0.0), longest.seconds)
+
+
+def selected(request: pytest.FixtureRequest, param: str, build: str) -> set[str]:
+    """The ids of the scenarios this session's tests ask of ``build`` through ``param``."""
+    return {item.callspec.params[param].id for item in request.session.items
+            if param in getattr(getattr(item, "callspec", None), "params", {})
+            and item.callspec.params.get("build") == build}
 
 
 def test_scenario(scenario, build: str, copy: int, batch: Batch):

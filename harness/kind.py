@@ -18,7 +18,6 @@ images it made for the run, its directory and processes) goes at the end unless
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -180,10 +179,9 @@ def start_kwok(kubeconfig: Path, workdir: Path) -> subprocess.Popen:
 
 def make_scheduler_image(binary: Path) -> str:
     """An image of a user's kube-scheduler binary, to load into the nodes."""
-    from .node_image import import_binary_image
+    from .node_image import file_digest, import_binary_image
 
-    digest = hashlib.sha256(binary.read_bytes()).hexdigest()[:12]
-    ref = f"{USER_IMAGE_REPO}:{digest}"
+    ref = f"{USER_IMAGE_REPO}:{file_digest(binary)[:12]}"
     import_binary_image(ref, binary)
     return ref
 
@@ -193,13 +191,13 @@ def _network_exists() -> bool:
 
 
 @contextmanager
-def cluster_for(config, build: str):
-    """A kind cluster for ``build``, yielding a KindRun; removed at the end unless --keep-cluster."""
+def cluster_for(config, build: str, kind_path: Path):
+    """A kind cluster for ``build``, yielding a KindRun; removed at the end unless --keep-cluster.
+    ``kind_path``: what ``preflight`` found."""
     from pytest_kind import KindCluster
 
     from . import node_image
 
-    kind_path = preflight(config.getoption("--kind-binary"))
     image = config.getoption("--kind-node-image")
     own_image = image is None  # a named one was checked before the session started (conftest)
     if own_image:
@@ -237,7 +235,7 @@ def cluster_for(config, build: str):
         elif build == "plugins":
             scheduler_image = node_image.plugins_image()
             if not own_image:  # a user's node image: the kit's plugins scheduler is not in it
-                bins = toolchain.ensure_all()
+                bins = toolchain.ensure_all(("scheduler-plugins",))
                 node_image.import_binary_image(scheduler_image, bins["scheduler-plugins/kube-scheduler"])
                 load = scheduler_image
                 made_images.append(load)

@@ -77,7 +77,7 @@ def _digest(*parts: bytes | str) -> str:
     return h.hexdigest()[:12]
 
 
-def _file_digest(path: Path) -> str:
+def file_digest(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
@@ -129,8 +129,7 @@ def base_tag(recipe_text: str, kind_dir: Path) -> str:
     return f"{BASE_REPO}:{_digest(recipe_text, _tree_digest(kind_dir / 'images/base/files'), code)}"
 
 
-def ensure_base() -> str:
-    kind_dir = kind_module_dir()
+def ensure_base(kind_dir: Path) -> str:
     recipe_text = BASE_RECIPE.read_text()
     tag = base_tag(recipe_text, kind_dir)
     if image_exists(tag):
@@ -308,9 +307,9 @@ def node_tag(release: str | None, base: str, files: dict[str, Path], comps: list
     version = toolchain.versions(release)["kubernetes"]
     parts: list[str] = [base, Path(__file__).read_bytes().hex()]
     for name, path in sorted(files.items()):
-        parts += [name, _file_digest(path)]
+        parts += [name, file_digest(path)]
     for c in comps:
-        parts += [c.ref, c.entrypoint or "", _file_digest(c.binary)]
+        parts += [c.ref, c.entrypoint or "", file_digest(c.binary)]
     return f"{NODE_REPO}:{version}-{_digest(*parts)}"
 
 
@@ -323,7 +322,7 @@ def ensure(release: str | None = None) -> str:
     bins = toolchain.ensure_all(release=release)
     node_bins = toolchain.ensure_node_binaries(release)
     kind_dir = kind_module_dir()
-    base = ensure_base()
+    base = ensure_base(kind_dir)
     files = {"/usr/bin/kubelet": node_bins["kubelet"], "/usr/bin/kubeadm": node_bins["kubeadm"],
              "/usr/bin/kubectl": bins["kubectl"]}
     with tempfile.TemporaryDirectory(prefix="priority-conformance-kind-node-", dir=_scratch()) as tmp:

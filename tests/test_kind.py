@@ -153,13 +153,12 @@ def test_the_node_preloads_what_kubeadm_names_less_what_the_cluster_never_runs(t
 
 
 def test_a_missing_debootstrap_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(node_image, "kind_module_dir", lambda: Path("/nonexistent"))
     monkeypatch.setattr(node_image, "base_tag", lambda text, d: "prioritykit/kind-base:x")
     monkeypatch.setattr(node_image, "image_exists", lambda ref: False)
     monkeypatch.setattr(node_image.os, "geteuid", lambda: 0)
     monkeypatch.setattr(node_image.shutil, "which", lambda name: None)
     with pytest.raises(KitError, match="needs debootstrap"):
-        node_image.ensure_base()
+        node_image.ensure_base(Path("/nonexistent"))
 
 
 # --- which scenarios run on real kubelets -----------------------------------------------
