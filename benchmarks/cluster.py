@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import toolchain  # noqa: E402
-from harness.cluster import ClusterOptions, LocalCluster  # noqa: E402
+from harness.build import toolchain  # noqa: E402
+from harness.clusters.local import ClusterOptions, LocalCluster  # noqa: E402
 
 
 def cold_build() -> float:

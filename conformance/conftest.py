@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import lifecycle
-from harness.cluster import BUILDS, ClusterOptions, LocalCluster, slug, split_target
+from harness.host import lifecycle
+from harness.clusters.local import BUILDS, ClusterOptions, LocalCluster, slug, split_target
 from harness.errors import KitError
 from harness.kube import Kube
 
@@ -90,7 +90,7 @@ def _builds(config: pytest.Config) -> list[str]:
     if config.getoption("--kubeconfig") or config.getoption("--cluster") != "local":
         raise pytest.UsageError("--k8s-version chooses the release of the local cluster the kit starts; "
                                 "an existing or kind cluster runs the release it runs")
-    from harness import toolchain
+    from harness.build import toolchain
 
     known = toolchain.releases()
     chosen = known if wanted.strip() == "all" else [r.strip() for r in wanted.split(",") if r.strip()]
@@ -116,12 +116,12 @@ def pytest_configure(config: pytest.Config) -> None:
     lifecycle.install_signal_handlers()
     _builds(config)
     # A bad scenario file stops the run before anything starts, with its file and field.
-    from harness.scenario import ScenarioError, load_sources
+    from harness.formats.pods import ScenarioError, load_sources
 
     config._scenarios, config._binding_scenarios = [], []
     try:
         if _karmada(config):
-            from harness.binding_scenario import load_sources as load_binding_sources
+            from harness.formats.bindings import load_sources as load_binding_sources
 
             config._binding_scenarios = load_binding_sources(config.getoption("--scenarios"))
         else:
@@ -129,12 +129,12 @@ def pytest_configure(config: pytest.Config) -> None:
     except ScenarioError as e:
         raise pytest.UsageError(f"invalid scenario: {e}") from None
     if _karmada(config):
-        from harness.karmada import parse_gates
+        from harness.clusters.karmada import parse_gates
 
         if config.getoption("--cluster") != "local" or config.getoption("--kubeconfig"):
             raise pytest.UsageError("--system karmada runs on the local Karmada control plane the kit starts; "
                                     "--cluster kind and --kubeconfig are for pod scheduling")
-        from harness import toolchain
+        from harness.build import toolchain
 
         release = config.getoption("--k8s-version")
         if release is not None and release not in toolchain.releases():
@@ -147,8 +147,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--cluster") == "kind" and not (config.getoption("--no-cluster")
                                                          or config.getoption("collectonly")):
         # A Docker host that cannot run kind is one error before anything is built.
-        from harness.kind import preflight
-        from harness.node_image import image_exists
+        from harness.clusters.kind import preflight
+        from harness.build.node_image import image_exists
 
         try:
             config._kind_binary = preflight(config.getoption("--kind-binary"))
@@ -196,7 +196,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                   and not config.getoption("--no-cluster"))
     if not (needed or kind_image) or config.getoption("collectonly"):
         return
-    from harness import toolchain
+    from harness.build import toolchain
 
     capman = config.pluginmanager.getplugin("capturemanager")
     with capman.global_and_fixture_disabled():
@@ -204,7 +204,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             for release, modules in needed.items():
                 toolchain.ensure_all(modules, release)
             if kind_image:
-                from harness import node_image
+                from harness.build import node_image
 
                 node_image.ensure()
         except KitError as e:
@@ -226,8 +226,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             pytest.param(s, id=s.id, marks=[pytest.mark.cluster, pytest.mark.karmada])
             for s in metafunc.config._binding_scenarios])
     if "real_scenario" in metafunc.fixturenames:
-        from harness.kind import WORKERS
-        from harness.placement import on_real_kubelets
+        from harness.clusters.kind import WORKERS
+        from harness.run.placement import on_real_kubelets
 
         metafunc.parametrize("real_scenario", [
             pytest.param(s, id=s.id, marks=[pytest.mark.cluster, *(getattr(pytest.mark, a) for a in s.areas)])
@@ -319,8 +319,8 @@ class LocalClusters:
         return local
 
     def _run_batch(self, target: str, scenarios: list):
-        from harness.batch import Batch
-        from harness.runner import KwokNodes
+        from harness.run.batch import Batch
+        from harness.run.pods.scenario_run import KwokNodes
 
         local = self.get(target)
         kube = Kube(local.kubeconfig)
@@ -441,7 +441,7 @@ def cluster(request: pytest.FixtureRequest, build: str):
         kube.close()
         return
     if config.getoption("--cluster") == "kind":
-        from harness import kind
+        from harness.clusters import kind
 
         problem = None
         try:
@@ -476,7 +476,7 @@ def kube(cluster) -> Kube:
 @pytest.fixture(scope="session")
 def node_source(kube: Kube):
     """kwok nodes made per scenario (on kind too: the kit runs a kwok controller there)."""
-    from harness.runner import KwokNodes
+    from harness.run.pods.scenario_run import KwokNodes
 
     return KwokNodes()
 
@@ -484,7 +484,7 @@ def node_source(kube: Kube):
 @pytest.fixture(scope="session")
 def real_nodes(request: pytest.FixtureRequest, build: str, kube: Kube):
     """(kind) the cluster's workers, with real kubelets, lent to one scenario at a time."""
-    from harness.runner import RealNodes
+    from harness.run.pods.scenario_run import RealNodes
 
     run = getattr(request.config, "_kind_runs", {}).get(build)
     if run is None:
@@ -522,7 +522,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 
 
 def _cell(result, batch) -> str:
-    from harness.batch import failed
+    from harness.run.batch import failed
 
     if result is None:
         return "-"

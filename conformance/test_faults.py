@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import ClusterOptions, LocalCluster
+from harness.clusters.local import ClusterOptions, LocalCluster
 from harness.errors import KitError
 
 # They start local clusters of their own: a run on another cluster deselects them (conftest).
@@ -94,13 +94,13 @@ def test_a_stopped_kit_leaves_no_process_or_directory(tmp_path, how):
         # After SIGKILL the watchdog needs a moment; otherwise teardown is done when the kit exits.
         assert _wait_until(lambda: not kit_processes(str(workdir)) and not workdir.exists(), 45), (
             f"left behind after {how}: {kit_processes(str(workdir))}, directory exists: {workdir.exists()}")
-        assert not [p for p in kit_processes("harness.watchdog") if str(workdir) in p], "the watchdog outlived its job"
+        assert not [p for p in kit_processes("harness.host.watchdog") if str(workdir) in p], "the watchdog outlived its job"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         for d in tmp.glob("priority-conformance-*"):  # never leave a test's own leftovers
-            from harness.lifecycle import reap
+            from harness.host.lifecycle import reap
             reap(d)
 
 

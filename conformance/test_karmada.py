@@ -20,7 +20,7 @@ pytestmark = pytest.mark.karmada
 
 @pytest.fixture(scope="session")
 def karmada_plane(request: pytest.FixtureRequest):
-    from harness.karmada import KarmadaOptions, KarmadaPlane
+    from harness.clusters.karmada import KarmadaOptions, KarmadaPlane
 
     config = request.config
     wanted = max((len(s.members) for s in config._binding_scenarios), default=1)
@@ -45,7 +45,7 @@ def karmada_plane(request: pytest.FixtureRequest):
 
 
 def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, request: pytest.FixtureRequest):
-    from harness.binding_runner import BindingRun
+    from harness.run.bindings.scenario_run import BindingRun
 
     started = time.monotonic()
     marks = karmada_plane.log_marks()

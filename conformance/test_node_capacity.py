@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from harness.cluster import slug
+from harness.clusters.local import slug
 from harness.kube import PAUSE_IMAGE, SLOT, Kube, NotYet, wait_for
-from harness.runner import RealNodes
+from harness.run.pods.scenario_run import RealNodes
 
 pytestmark = [pytest.mark.cluster]
 

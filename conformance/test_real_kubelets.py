@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.test_scenarios import judge, selected
-from harness.batch import Batch
-from harness.cluster import split_target
+from harness.run.batch import Batch
+from harness.clusters.local import split_target
 
 pytestmark = [pytest.mark.real_kubelets]
 

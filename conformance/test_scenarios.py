@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.batch import Batch
-from harness.cluster import split_target
+from harness.run.batch import Batch
+from harness.clusters.local import split_target
 from harness.errors import KitError
 
 

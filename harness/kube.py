@@ -14,8 +14,8 @@ from kubernetes import client, config as kconfig
 from kubernetes.client.exceptions import ApiException
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-from . import lifecycle
-from .errors import KitError
+from harness.host import lifecycle
+from harness.errors import KitError
 
 SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended resource)
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image would do

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.binding_scenario import CATALOGUE, disagreements, load, load_dir
-from harness.scenario import ScenarioError, load_sources
+from harness.formats.bindings import CATALOGUE, disagreements, load, load_dir
+from harness.formats.pods import ScenarioError, load_sources
 from reference.binding.objects import KarmadaClass, Member
 from reference.binding.predict import UNSET, Propagate, SetScheduler, predict
 
@@ -200,13 +200,13 @@ def test_disagreements_name_the_step_field_and_the_models_reason(tmp_path):
 
 
 def test_load_sources_defaults_to_the_catalogue():
-    from harness.binding_scenario import load_sources as load_binding_sources
+    from harness.formats.bindings import load_sources as load_binding_sources
 
     assert [s.id for s in load_binding_sources(None)] == [s.id for s in SCENARIOS]
 
 
 def test_load_sources_takes_files_and_folders_and_refuses_an_id_twice(tmp_path):
-    from harness.binding_scenario import load_sources as load_binding_sources
+    from harness.formats.bindings import load_sources as load_binding_sources
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -222,7 +222,7 @@ def test_load_sources_takes_files_and_folders_and_refuses_an_id_twice(tmp_path):
 
 def test_scheduler_gates_parse_as_karmada_takes_them():
     from harness.errors import KitError
-    from harness.karmada import gate_flag, parse_gates
+    from harness.clusters.karmada import gate_flag, parse_gates
 
     gates = parse_gates("PriorityBasedScheduling=false, SchedulingOvercommitProtection=TRUE")
     assert gates == {"PriorityBasedScheduling": False, "SchedulingOvercommitProtection": True}
@@ -234,7 +234,7 @@ def test_scheduler_gates_parse_as_karmada_takes_them():
 
 
 def test_the_runs_own_gates_win_over_the_scenarios():
-    from harness.karmada import SCHEDULER_GATES, KarmadaOptions, KarmadaPlane
+    from harness.clusters.karmada import SCHEDULER_GATES, KarmadaOptions, KarmadaPlane
 
     plane = KarmadaPlane(KarmadaOptions(scheduler_gates={"PriorityBasedScheduling": False}))
     assert plane.gates_for({"PriorityBasedScheduling": True})["PriorityBasedScheduling"] is False

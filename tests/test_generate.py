@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from harness.expectation import simulate
-from harness.generate import generate, scenario_trees
-from harness.scenario import SLOT, Scenario
+from harness.run.pods.expectation import simulate
+from harness.explore.generate import generate, scenario_trees
+from harness.formats.pods import SLOT, Scenario
 from reference import filter as flt
 from reference.objects import PREEMPT_NEVER
 
@@ -111,8 +111,8 @@ def test_the_generator_reaches_the_whole_domain():
 def test_shrinking_keeps_the_smallest_tree_that_still_diverges():
     """The shrinker's search, with the cluster's verdict replaced by a rule: 'diverges while pod p1
     and a step creating a pod remain'. (The explorer asks a real cluster; this checks the search.)"""
-    from harness import explore
-    from harness.runner import Result, StepRecord
+    from harness.explore import campaign as explore
+    from harness.run.pods.scenario_run import Result, StepRecord
     from reference.scheduler import PodView
 
     tree = generate(40, 3)
@@ -131,7 +131,7 @@ def test_shrinking_keeps_the_smallest_tree_that_still_diverges():
         return out
 
     def explore_mismatch():
-        from harness.expectation import Mismatch
+        from harness.run.pods.expectation import Mismatch
         return Mismatch("p1", "phase", "running", "pending")
 
     best, report, again = explore.shrink(tree, "outcome", run_many, rounds=30)
@@ -142,8 +142,8 @@ def test_shrinking_keeps_the_smallest_tree_that_still_diverges():
 
 
 def test_kind_of_a_result():
-    from harness import explore
-    from harness.runner import Fault, Result, StepRecord
+    from harness.explore import campaign as explore
+    from harness.run.pods.scenario_run import Fault, Result, StepRecord
 
     s = Scenario.model_validate(generate(1, 1)[0])
     assert explore.kind_of(Result(s, "plugins")) is None

@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import kind, lifecycle, node_image
-from harness.cluster import scheduler_config
+from harness.clusters import kind
+from harness.host import lifecycle
+from harness.build import node_image
+from harness.clusters.local import scheduler_config
 from harness.errors import KitError
-from harness.placement import on_real_kubelets
-from harness.scenario import load_sources
+from harness.run.placement import on_real_kubelets
+from harness.formats.pods import load_sources
 
 
 def test_rendered_config_mounts_every_build_configuration_and_starts_the_node_scheduler_with_upstream(tmp_path):

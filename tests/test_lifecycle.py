@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import lifecycle, ports, toolchain
+from harness.host import lifecycle, ports
+from harness.build import toolchain
 
 
 def _sleeper(workdir: Path) -> subprocess.Popen:
@@ -59,7 +60,7 @@ def test_the_watchdog_cleans_up_after_an_owner_killed_with_sigkill(tmp_path):
         import sys, time, subprocess
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
         from pathlib import Path
-        from harness import lifecycle
+        from harness.host import lifecycle
         w = Path({str(workdir)!r}); w.mkdir()
         lifecycle.start_watchdog(w)
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(w / "etcd")], start_new_session=True)
@@ -86,7 +87,7 @@ def test_sigterm_and_sighup_stop_like_ctrl_c_even_with_sigint_ignored(tmp_path):
     script.write_text(textwrap.dedent(f"""\
         import sys, time
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from harness import lifecycle
+        from harness.host import lifecycle
         lifecycle.install_signal_handlers()
         try:
             print("ready", flush=True)

@@ -4,7 +4,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from harness import mutate
+from harness import mutants as mutate
 from harness.errors import KitError
 
 MUTANTS = mutate.load_all()

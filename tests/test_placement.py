@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from harness.placement import why_alone
-from harness.scenario import load
+from harness.run.placement import why_alone
+from harness.formats.pods import load
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 

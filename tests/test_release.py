@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.expectation import check_expect, simulate
-from harness.scenario import load
+from harness.run.pods.expectation import check_expect, simulate
+from harness.formats.pods import load
 from reference.scheduler import view
 from reference.release import PINNED, SWITCHES, TERMINATING_VICTIMS_SKIPPED, has, minor
 
@@ -67,7 +67,7 @@ def test_a_scenario_outside_its_releases_is_predicted_at_the_nearest_release_it_
 
 
 def test_a_bad_release_range_names_the_field(tmp_path):
-    from harness.scenario import ScenarioError
+    from harness.formats.pods import ScenarioError
 
     bad = (SCENARIOS / "preempt-nomination-kept-when-bound.yaml").read_text().replace('"<1.35"', '"1.35+"')
     f = tmp_path / "preempt-nomination-kept-when-bound.yaml"

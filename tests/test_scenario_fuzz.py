@@ -14,8 +14,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.expectation import simulate
-from harness.scenario import ScenarioError, load
+from harness.run.pods.expectation import simulate
+from harness.formats.pods import ScenarioError, load
 
 SEED = yaml.safe_load((Path(__file__).parent.parent / "scenarios" / "pdb-budget-left-no-violation.yaml").read_text())
 

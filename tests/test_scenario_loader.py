@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from harness.scenario import ScenarioError, load
+from harness.formats.pods import ScenarioError, load
 
 GOOD = """
 id: {id}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.expectation import check_expect, model_messages, model_priorities, model_rejections, simulate
-from harness.scenario import load_all
+from harness.run.pods.expectation import check_expect, model_messages, model_priorities, model_rejections, simulate
+from harness.formats.pods import load_all
 from reference.release import PINNED, RELEASES, in_range
 from reference.scheduler import view
 
@@ -54,7 +54,7 @@ def test_build_specific_scenarios_tell_the_builds_apart(scenario):
 
 
 def test_catalogue_covers_every_area():
-    from harness.scenario import AREAS
+    from harness.formats.pods import AREAS
 
     covered = {a for s in SCENARIOS for a in s.areas}
     assert covered == set(AREAS)

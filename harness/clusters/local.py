@@ -9,6 +9,8 @@ remove the directory.
 
 from __future__ import annotations
 
+from harness import DATA
+
 import os
 import shutil
 import subprocess
@@ -19,10 +21,10 @@ from pathlib import Path
 
 import yaml
 
-from . import lifecycle, ports, toolchain
-from .errors import KitError
+from harness.host import lifecycle, ports
+from harness.build import toolchain
+from harness.errors import KitError
 
-DATA = Path(__file__).parent / "data"
 BUILDS = ("plugins", "upstream")
 STAGES = DATA / "kwok-stages.yaml"
 

@@ -1,4 +1,4 @@
-"""python -m harness.watchdog OWNER_PID WORKDIR: clean up a local cluster once its owner is gone.
+"""python -m harness.host.watchdog OWNER_PID WORKDIR: clean up a local cluster once its owner is gone.
 
 Waits on a pidfd (no polling of a reusable pid); stands down when the owner
 removes the directory itself (a normal teardown) or marks it kept.
@@ -12,7 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
-from harness.lifecycle import KEEP_FILE, reap
+from harness.host.lifecycle import KEEP_FILE, reap
 
 
 def main(argv: list[str]) -> int:

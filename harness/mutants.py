@@ -19,6 +19,8 @@ kills.
 
 from __future__ import annotations
 
+from harness import REPO
+
 import hashlib
 import os
 import re
@@ -35,10 +37,10 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import lifecycle, toolchain
-from .errors import KitError
+from harness.host import lifecycle
+from harness.build import toolchain
+from harness.errors import KitError
 
-REPO = Path(__file__).resolve().parent.parent
 MUTANTS = REPO / "mutants"
 # Which wrapper module builds the kube-scheduler of each build, and its main package.
 # The release whose sources the catalogue's `original` texts quote: mutants are built and run there.

@@ -17,9 +17,9 @@ from typing import Callable
 
 from kubernetes import client, watch
 
-from . import lifecycle
-from .errors import KitError
-from .kube import Kube
+from harness.host import lifecycle
+from harness.errors import KitError
+from harness.kube import Kube
 
 
 @dataclass(frozen=True)

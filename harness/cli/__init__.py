@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from harness import REPO
+
 import argparse
 import json
 import subprocess
@@ -18,19 +20,18 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import KitError
+from harness.errors import KitError
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 def _state_dir() -> Path:
-    from .toolchain import cache_root
+    from harness.build.toolchain import cache_root
 
     return cache_root() / "clusters"
 
 
 def cmd_cluster_up(args) -> int:
-    from .cluster import ClusterOptions, LocalCluster
+    from harness.clusters.local import ClusterOptions, LocalCluster
 
     record = _state_dir() / f"{args.name}.json"
     if record.exists():
@@ -61,7 +62,7 @@ def _recorded(name: str) -> dict:
 
 
 def cmd_cluster_down(args) -> int:
-    from .cluster import ClusterOptions, LocalCluster
+    from harness.clusters.local import ClusterOptions, LocalCluster
 
     rec = _recorded(args.name)
     c = LocalCluster(ClusterOptions(name=rec["name"], workdir=Path(rec["workdir"])))
@@ -77,7 +78,7 @@ def cmd_cluster_down(args) -> int:
 
 
 def cmd_cluster_status(args) -> int:
-    from .cluster import ClusterOptions, LocalCluster
+    from harness.clusters.local import ClusterOptions, LocalCluster
 
     records = sorted(_state_dir().glob("*.json")) if _state_dir().exists() else []
     if not records:
@@ -96,7 +97,7 @@ def cmd_cluster_status(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from . import toolchain
+    from harness.build import toolchain
 
     chosen = toolchain.releases() if args.k8s_version == "all" else [args.k8s_version or toolchain.default_release()]
     for release in chosen:
@@ -109,7 +110,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_kind_image(args) -> int:
-    from . import node_image
+    from harness.build import node_image
 
     started = time.monotonic()
     tag = node_image.ensure()
@@ -122,7 +123,7 @@ def cmd_kind_image(args) -> int:
 
 
 def cmd_add_release(args) -> int:
-    from . import wrappers
+    from harness.build import wrappers
 
     root = wrappers.write_release(args.kubernetes, args.etcd, args.scheduler_plugins)
     print(f"wrote {root}; build it with: ./kit build --k8s-version {root.name}")
@@ -130,7 +131,7 @@ def cmd_add_release(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .scenario import CATALOGUE, ScenarioError, load, load_sources, scenario_files
+    from harness.formats.pods import CATALOGUE, ScenarioError, load, load_sources, scenario_files
 
     files = scenario_files([Path(f) for f in args.files] or [CATALOGUE])
     failed = 0
@@ -153,8 +154,8 @@ def cmd_validate(args) -> int:
 def cmd_explain(args) -> int:
     from reference import scheduler as sched
 
-    from .expectation import apply_step, check_expect, model_messages, model_priorities, model_rejections
-    from .scenario import initial_state, load, to_pdb
+    from harness.run.pods.expectation import apply_step, check_expect, model_messages, model_priorities, model_rejections
+    from harness.formats.pods import initial_state, load, to_pdb
 
     s = load(args.file)
     build = args.scheduler
@@ -213,7 +214,7 @@ def cmd_matrix(args) -> int:
     if args.kubeconfig is not None:
         classes, source = _live_classes(args.kubeconfig), f"the cluster of {args.kubeconfig}"
     else:
-        from .scenario import load, to_class
+        from harness.formats.pods import load, to_class
 
         classes, source = tuple(to_class(c) for c in load(args.file).priorityClasses), str(args.file)
     if not classes:
@@ -253,7 +254,7 @@ def _live_classes(kubeconfig: Path) -> tuple:
     """The PriorityClasses of a real cluster, read only."""
     from reference.objects import PriorityClass
 
-    from .kube import Kube
+    from harness.kube import Kube
 
     kube = Kube(kubeconfig)
     try:
@@ -268,7 +269,7 @@ def _live_classes(kubeconfig: Path) -> tuple:
 
 
 def cmd_mutants(args) -> int:
-    from . import mutate
+    from harness import mutants as mutate
 
     mutants = mutate.load_all()
     skipped: list[str] = []
@@ -285,7 +286,7 @@ def cmd_mutants(args) -> int:
         if skipped:
             print(f"not run, argued equivalent (run them with --full or --mutant): {', '.join(skipped)}")
     builds = _builds(args.scheduler)
-    from . import toolchain
+    from harness.build import toolchain
 
     toolchain.ensure_all()
     out = REPO / "artifacts" / "mutants"
@@ -312,8 +313,9 @@ def _builds(text: str) -> list[str]:
 
 
 def cmd_explore(args) -> int:
-    from . import explore, toolchain
-    from .generate import generate
+    from harness.explore import campaign as explore
+    from harness.build import toolchain
+    from harness.explore.generate import generate
 
     builds = _builds(args.scheduler)
     out = args.out
@@ -415,7 +417,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .lifecycle import install_signal_handlers
+    from harness.host.lifecycle import install_signal_handlers
 
     install_signal_handlers()
     args = parser().parse_args(argv)

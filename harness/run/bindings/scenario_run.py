@@ -22,12 +22,12 @@ from kubernetes.utils import parse_quantity
 from reference.binding.objects import SCHEDULED, binding_name
 from reference.binding.predict import UNSET, BindingExpectation, StepExpectation, predict
 
-from . import lifecycle
-from .binding_history import BindingHistory, Observed
-from .binding_scenario import KarmadaScenario
-from .errors import KitError
-from .karmada import KarmadaPlane
-from .kube import KIT_LABEL, PAUSE_IMAGE, Kube, NotYet, wait_for
+from harness.host import lifecycle
+from harness.run.bindings.history import BindingHistory, Observed
+from harness.formats.bindings import KarmadaScenario
+from harness.errors import KitError
+from harness.clusters.karmada import KarmadaPlane
+from harness.kube import KIT_LABEL, PAUSE_IMAGE, Kube, NotYet, wait_for
 
 HOLD = 3.0  # an expectation must hold this long: "absent" or "waiting" right after an action proves little
 POLICY_GROUP = ("policy.karmada.io", "v1alpha1", "propagationpolicies")

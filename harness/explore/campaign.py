@@ -20,11 +20,11 @@ from typing import Callable, Iterator
 
 import yaml
 
-from . import lifecycle
-from .errors import KitError
-from .placement import why_alone
-from .runner import Result
-from .scenario import Scenario
+from harness.host import lifecycle
+from harness.errors import KitError
+from harness.run.placement import why_alone
+from harness.run.pods.scenario_run import Result
+from harness.formats.pods import Scenario
 
 KINDS = ("outcome", "scheduler fault", "runner")
 
@@ -167,13 +167,13 @@ def shrink(tree: dict, kind: str, run_many: RunMany, rounds: int = 6, per_round:
 
 def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artifacts: Path | None,
               on_result=None) -> dict[str, Result]:
-    from .batch import Batch
-    from .kube import Kube
-    from .runner import KwokNodes
+    from harness.run.batch import Batch
+    from harness.kube import Kube
+    from harness.run.pods.scenario_run import KwokNodes
 
     def own(suffix: str):
         # Batch brings each up and down around its scenario.
-        from .cluster import ClusterOptions, LocalCluster
+        from harness.clusters.local import ClusterOptions, LocalCluster
         return LocalCluster(ClusterOptions(build=build, release=cluster.options.release,
                                            name=f"explore-{build}-{os.getpid()}-{suffix}"))
 
@@ -189,7 +189,7 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
 
 def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, print_=print,
             release: str = "") -> Summary:
-    from .cluster import ClusterOptions, LocalCluster
+    from harness.clusters.local import ClusterOptions, LocalCluster
 
     started = time.monotonic()
     summary = Summary(build)
@@ -258,8 +258,8 @@ def write(d: Divergence, where: Path) -> None:
 
 
 def replay(path: Path, build: str, out: Path, release: str = "") -> Result:
-    from .cluster import ClusterOptions, LocalCluster
-    from .scenario import load
+    from harness.clusters.local import ClusterOptions, LocalCluster
+    from harness.formats.pods import load
 
     s = load(path)
     with LocalCluster(ClusterOptions(build=build, release=release, name=f"replay-{build}-{os.getpid()}")) as cluster:

@@ -8,6 +8,8 @@ for the pod scenarios, whose helpers this module reuses.
 
 from __future__ import annotations
 
+from harness import SCENARIOS
+
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal, Union
@@ -32,7 +34,7 @@ from reference.binding.predict import (
     Wait,
 )
 
-from .scenario import NAME, Duration, Name, ScenarioError, Strict, _describe, read_mapping
+from harness.formats.pods import NAME, Duration, Name, ScenarioError, Strict, _describe, read_mapping
 
 DEFAULT_SETTLE = timedelta(seconds=30)  # how long the runner waits for an expect without settle
 # A binding parked as unschedulable goes back to the queue after 5 minutes in it (at the next
@@ -293,7 +295,7 @@ def load_dir(directory: str | Path) -> list[KarmadaScenario]:
     return [load(p) for p in sorted(directory.glob("*.yaml"))]
 
 
-CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios" / "karmada"
+CATALOGUE = SCENARIOS / "karmada"
 
 
 def load_sources(paths: list[Path] | None) -> list[KarmadaScenario]:

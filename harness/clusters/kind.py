@@ -18,6 +18,8 @@ images it made for the run, its directory and processes) goes at the end unless
 
 from __future__ import annotations
 
+from harness import DATA, REPO
+
 import json
 import os
 import shutil
@@ -30,14 +32,13 @@ from pathlib import Path
 
 import yaml
 
-from . import lifecycle, toolchain
-from .cluster import BUILDS, STAGES, scheduler_config
-from .errors import KitError
-from .kube import KWOK_ANNOTATION, Kube, NotYet, wait_for
+from harness.host import lifecycle
+from harness.build import toolchain
+from harness.clusters.local import BUILDS, STAGES, scheduler_config
+from harness.errors import KitError
+from harness.kube import KWOK_ANNOTATION, Kube, NotYet, wait_for
 
-REPO = Path(__file__).resolve().parent.parent
 KIND_CONFIG = REPO / "kind-config.yaml"
-DATA = Path(__file__).parent / "data"
 RBAC = DATA / "kind-scheduler-rbac.yaml"
 MANIFEST = "/etc/kubernetes/manifests/kube-scheduler.yaml"
 CONFIG_DIR = "/etc/kubernetes/priority-conformance"  # on the control-plane node
@@ -179,7 +180,7 @@ def start_kwok(kubeconfig: Path, workdir: Path) -> subprocess.Popen:
 
 def make_scheduler_image(binary: Path) -> str:
     """An image of a user's kube-scheduler binary, to load into the nodes."""
-    from .node_image import file_digest, import_binary_image
+    from harness.build.node_image import file_digest, import_binary_image
 
     ref = f"{USER_IMAGE_REPO}:{file_digest(binary)[:12]}"
     import_binary_image(ref, binary)
@@ -196,7 +197,7 @@ def cluster_for(config, build: str, kind_path: Path):
     ``kind_path``: what ``preflight`` found."""
     from pytest_kind import KindCluster
 
-    from . import node_image
+    from harness.build import node_image
 
     image = config.getoption("--kind-node-image")
     own_image = image is None  # a named one was checked before the session started (conftest)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from reference.release import PINNED
 
-from .expectation import simulate
-from .scenario import Scenario
+from harness.run.pods.expectation import simulate
+from harness.formats.pods import Scenario
 
 
 def why_alone(scenario: Scenario, build: str, release: str = PINNED) -> str:

@@ -17,6 +17,8 @@ linker flags). A warm run finds them and builds nothing.
 
 from __future__ import annotations
 
+from harness import GOMOD
+
 import fcntl
 import hashlib
 import os
@@ -30,9 +32,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import KitError
+from harness.errors import KitError
 
-GOMOD_DIR = Path(__file__).parent / "gomod"
+GOMOD_DIR = GOMOD
 
 
 def cache_root() -> Path:

@@ -21,7 +21,7 @@ import socket
 from contextlib import contextmanager
 from pathlib import Path
 
-from .lifecycle import _start_time
+from harness.host.lifecycle import _start_time
 
 LOW, HIGH = 20000, 32000
 # The components that listen, as kwokctl's configuration names their ports.
@@ -33,7 +33,7 @@ BIND_FAILURE = "address already in use"
 def _registry() -> Path:
     # In the cache, not in /tmp: nothing the kit leaves in temporary folders. Runs with
     # different caches keep apart by the random choice and the bind check, and retry.
-    from .toolchain import cache_root
+    from harness.build.toolchain import cache_root
 
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)

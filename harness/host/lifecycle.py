@@ -24,6 +24,8 @@ components when its owner died, which no pid file lists yet.
 
 from __future__ import annotations
 
+from harness import REPO
+
 import json
 import os
 import signal
@@ -144,7 +146,7 @@ def processes_naming(path: Path) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (FileNotFoundError, ProcessLookupError, PermissionError, IndexError):
             continue
-        if needle in cmdline and state not in ("Z", "X") and b"harness.watchdog" not in cmdline:
+        if needle in cmdline and state not in ("Z", "X") and b"harness.host.watchdog" not in cmdline:
             out.append(int(entry.name))
     return out
 
@@ -258,8 +260,8 @@ def reap_orphans(base: Path | None = None) -> list[Path]:
 def start_watchdog(workdir: Path) -> subprocess.Popen:
     """A process that outlives the kit just long enough to clean up after it."""
     return subprocess.Popen(
-        [sys.executable, "-m", "harness.watchdog", str(os.getpid()), str(workdir)],
-        cwd=Path(__file__).resolve().parent.parent,
+        [sys.executable, "-m", "harness.host.watchdog", str(os.getpid()), str(workdir)],
+        cwd=REPO,
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,  # a signal to the kit's process group must not take it too
     )

@@ -31,11 +31,11 @@ from reference.preemption import PLUGINS
 from reference.release import ONE_PREEMPTION_AT_A_TIME, PINNED, has
 from reference.scheduler import PodView, World
 
-from . import lifecycle
-from .errors import KitError
-from .expectation import Mismatch, apply_step, check_expect
-from .kube import HOLDOUT_IMAGE, PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
-from .scenario import ClassSpec, PodSpec, Scenario, Step, to_class, to_node, to_pdb, to_pod
+from harness.host import lifecycle
+from harness.errors import KitError
+from harness.run.pods.expectation import Mismatch, apply_step, check_expect
+from harness.kube import HOLDOUT_IMAGE, PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
+from harness.formats.pods import ClassSpec, PodSpec, Scenario, Step, to_class, to_node, to_pdb, to_pod
 
 SCENARIO_LABEL = "priority-conformance.x-k8s.io/scenario"
 QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final

@@ -8,6 +8,8 @@ expected.
 
 from __future__ import annotations
 
+from harness import SCENARIOS
+
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -30,7 +32,7 @@ from reference.objects import (
 
 from reference.release import PINNED, RELEASES, in_range, minor, parse_range
 
-from .errors import KitError
+from harness.errors import KitError
 
 SLOT = "example.com/slot"
 AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter")
@@ -357,7 +359,7 @@ def load_all(directory: str | Path) -> list[Scenario]:
     return [load(p) for p in sorted(Path(directory).glob("*.yaml"))]
 
 
-CATALOGUE = Path(__file__).resolve().parent.parent / "scenarios"
+CATALOGUE = SCENARIOS
 
 
 def scenario_files(sources: list[Path]) -> list[Path]:

@@ -19,6 +19,8 @@ component images on the host) is removed whether it succeeds or not.
 
 from __future__ import annotations
 
+from harness import DATA
+
 import functools
 import glob
 import hashlib
@@ -37,11 +39,10 @@ from pathlib import Path
 
 import yaml
 
-from . import toolchain
-from .errors import KitError
-from .kube import HOLDOUT_COMMAND, HOLDOUT_IMAGE, NotYet, wait_for
+from harness.build import toolchain
+from harness.errors import KitError
+from harness.kube import HOLDOUT_COMMAND, HOLDOUT_IMAGE, NotYet, wait_for
 
-DATA = Path(__file__).parent / "data"
 BASE_RECIPE = DATA / "kind-node-base.yaml"
 BASE_REPO = "prioritykit/kind-base"
 NODE_REPO = "prioritykit/kind-node"

@@ -26,8 +26,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .errors import KitError
-from .toolchain import GOMOD_DIR, go_binary
+from harness.errors import KitError
+from harness.build.toolchain import GOMOD_DIR, go_binary
 
 _STAGING = re.compile(r"^\s*(k8s\.io/\S+)\s*=>\s*\./staging/\S+\s*$")
 _GO = re.compile(r"^go (\S+)$", re.M)

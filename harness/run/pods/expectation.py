@@ -15,7 +15,7 @@ from reference.release import PINNED
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
 
-from .scenario import Expect, Scenario, Step, initial_state, to_class, to_pdb, to_pod
+from harness.formats.pods import Expect, Scenario, Step, initial_state, to_class, to_pdb, to_pod
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -29,9 +29,10 @@ from pathlib import Path
 
 import yaml
 
-from . import lifecycle, ports, toolchain
-from .cluster import ClusterOptions, LocalCluster
-from .errors import KitError
+from harness.host import lifecycle, ports
+from harness.build import toolchain
+from harness.clusters.local import ClusterOptions, LocalCluster
+from harness.errors import KitError
 
 KWOK_ADMIN = "kwok-admin"  # the common name of kwokctl's one client certificate
 KARMADA_NAMESPACES = ("karmada-system", "karmada-cluster")

@@ -19,13 +19,13 @@ from typing import Callable
 
 from reference.release import PINNED
 
-from . import lifecycle
-from .cluster import LocalCluster
-from .errors import KitError
-from .kube import Kube
-from .placement import why_alone
-from .runner import KwokNodes, NodeSource, Result, ScenarioRun
-from .scenario import Scenario
+from harness.host import lifecycle
+from harness.clusters.local import LocalCluster
+from harness.errors import KitError
+from harness.kube import Kube
+from harness.run.placement import why_alone
+from harness.run.pods.scenario_run import KwokNodes, NodeSource, Result, ScenarioRun
+from harness.formats.pods import Scenario
 
 MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
 MAX_ALONE_CLUSTERS = 2  # clusters of their own at once, per build
