@@ -320,7 +320,7 @@ class LocalClusters:
 
     def _run_batch(self, target: str, scenarios: list):
         from harness.run.batch import Batch
-        from harness.run.pods.scenario_run import KwokNodes
+        from harness.run.pods.nodes import KwokNodes
 
         local = self.get(target)
         kube = Kube(local.kubeconfig)
@@ -476,7 +476,7 @@ def kube(cluster) -> Kube:
 @pytest.fixture(scope="session")
 def node_source(kube: Kube):
     """kwok nodes made per scenario (on kind too: the kit runs a kwok controller there)."""
-    from harness.run.pods.scenario_run import KwokNodes
+    from harness.run.pods.nodes import KwokNodes
 
     return KwokNodes()
 
@@ -484,7 +484,7 @@ def node_source(kube: Kube):
 @pytest.fixture(scope="session")
 def real_nodes(request: pytest.FixtureRequest, build: str, kube: Kube):
     """(kind) the cluster's workers, with real kubelets, lent to one scenario at a time."""
-    from harness.run.pods.scenario_run import RealNodes
+    from harness.run.pods.nodes import RealNodes
 
     run = getattr(request.config, "_kind_runs", {}).get(build)
     if run is None:
@@ -522,7 +522,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 
 
 def _cell(result, batch) -> str:
-    from harness.run.batch import failed
+    from harness.run.verdict import failed
 
     if result is None:
         return "-"

@@ -11,7 +11,7 @@ from kubernetes import client
 
 from harness.clusters.local import slug
 from harness.kube import PAUSE_IMAGE, SLOT, Kube, NotYet, wait_for
-from harness.run.pods.scenario_run import RealNodes
+from harness.run.pods.nodes import RealNodes
 
 pytestmark = [pytest.mark.cluster]
 

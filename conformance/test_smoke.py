@@ -17,7 +17,7 @@ from kubernetes import client
 from harness.clusters.local import slug, split_target
 from harness.run.pods.history import PodHistory
 from harness.kube import SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
-from harness.run.pods.scenario_run import preempted_again
+from harness.run.faults import preempted_again
 
 pytestmark = [pytest.mark.cluster, pytest.mark.smoke]
 

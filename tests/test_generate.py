@@ -112,7 +112,7 @@ def test_shrinking_keeps_the_smallest_tree_that_still_diverges():
     """The shrinker's search, with the cluster's verdict replaced by a rule: 'diverges while pod p1
     and a step creating a pod remain'. (The explorer asks a real cluster; this checks the search.)"""
     from harness.explore import campaign as explore
-    from harness.run.pods.scenario_run import Result, StepRecord
+    from harness.run.pods.result import Result, StepRecord
     from reference.scheduler import PodView
 
     tree = generate(40, 3)
@@ -143,7 +143,8 @@ def test_shrinking_keeps_the_smallest_tree_that_still_diverges():
 
 def test_kind_of_a_result():
     from harness.explore import campaign as explore
-    from harness.run.pods.scenario_run import Fault, Result, StepRecord
+    from harness.run.faults import Fault
+    from harness.run.pods.result import Result, StepRecord
 
     s = Scenario.model_validate(generate(1, 1)[0])
     assert explore.kind_of(Result(s, "plugins")) is None

@@ -10,7 +10,7 @@ from harness.build import toolchain
 from harness.cli import main as cli_main
 from harness.clusters.local import STAGES, ClusterOptions, kwokctl_config, scheduler_config
 from harness.errors import KitError
-from harness.run.pods.scenario_run import compare
+from harness.run.pods.compare import compare
 from reference.scheduler import PodView
 
 
@@ -183,7 +183,7 @@ def _event(victim, preemptor_uid, node, at, preemptor="p"):
 
 
 def test_victims_of_one_preemptor_on_two_nodes_are_named_as_a_scheduler_fault():
-    from harness.run.pods.scenario_run import preempted_again as fault
+    from harness.run.faults import preempted_again as fault
 
     two = [_event("guarded-1", "u1", "n1", (6, 967)), _event("plain", "u1", "n2", (6, 996))]
     [f] = fault(two)

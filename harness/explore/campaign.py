@@ -23,7 +23,7 @@ import yaml
 from harness.host import lifecycle
 from harness.errors import KitError
 from harness.run.placement import why_alone
-from harness.run.pods.scenario_run import Result
+from harness.run.pods.result import Result
 from harness.formats.pods import Scenario
 
 KINDS = ("outcome", "scheduler fault", "runner")
@@ -169,7 +169,7 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
               on_result=None) -> dict[str, Result]:
     from harness.run.batch import Batch
     from harness.kube import Kube
-    from harness.run.pods.scenario_run import KwokNodes
+    from harness.run.pods.nodes import KwokNodes
 
     def own(suffix: str):
         # Batch brings each up and down around its scenario.

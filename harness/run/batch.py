@@ -24,18 +24,14 @@ from harness.clusters.local import LocalCluster
 from harness.errors import KitError
 from harness.kube import Kube
 from harness.run.placement import why_alone
-from harness.run.pods.scenario_run import KwokNodes, NodeSource, Result, ScenarioRun
+from harness.run.pods.nodes import KwokNodes, NodeSource
+from harness.run.pods.result import Result
+from harness.run.pods.scenario_run import ScenarioRun
+from harness.run.verdict import failed
 from harness.formats.pods import Scenario
 
 MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
 MAX_ALONE_CLUSTERS = 2  # clusters of their own at once, per build
-
-
-def failed(result: Result, build: str, release: str = PINNED) -> bool:
-    """A verdict against the build: a difference where none is expected, or an unexpected pass."""
-    if result.cancelled:
-        return False
-    return not result.ok if result.scenario.applies_to(build, release) else (result.ok or bool(result.error))
 
 
 class Batch:

@@ -14,28 +14,30 @@ every pod selects its scenario's nodes, so concurrent scenarios never meet.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from harness.errors import KitError
+from harness.formats.pods import ClassSpec, PodSpec, Scenario, Step, to_class, to_node, to_pdb, to_pod
+from harness.host import lifecycle
+from harness.kube import SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
+from harness.run.faults import Fault, preempted_again
+from harness.run.pods.compare import compare
+from harness.run.pods.expectation import Mismatch, apply_step, check_expect
+from harness.run.pods.nodes import KwokNodes, NodeSource
+from harness.run.pods.result import Result, StepRecord
 from reference import scheduler as sched
 from reference.objects import ClusterState
 from reference.preemption import PLUGINS
-from reference.release import ONE_PREEMPTION_AT_A_TIME, PINNED, has
+from reference.release import PINNED
 from reference.scheduler import PodView, World
-
-from harness.host import lifecycle
-from harness.errors import KitError
-from harness.run.pods.expectation import Mismatch, apply_step, check_expect
-from harness.kube import HOLDOUT_IMAGE, PAUSE_IMAGE, SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
-from harness.formats.pods import ClassSpec, PodSpec, Scenario, Step, to_class, to_node, to_pdb, to_pod
 
 SCENARIO_LABEL = "priority-conformance.x-k8s.io/scenario"
 QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
@@ -44,130 +46,6 @@ DEFAULT_SETTLE = 30.0
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
-
-
-@dataclass
-class StepRecord:
-    index: int
-    action: str
-    predicted: dict[str, PodView]
-    observed: dict[str, PodView]
-    mismatches: list[Mismatch]
-    expect_mismatches: list[Mismatch]
-    reasons: list[str]
-    findings: list[Fault] = field(default_factory=list)  # scheduler faults recognised by name
-
-
-@dataclass
-class Result:
-    scenario: Scenario
-    build: str
-    steps: list[StepRecord] = field(default_factory=list)
-    error: str = ""
-    seconds: float = 0.0
-    artifacts: Path | None = None
-    cancelled: bool = False  # stopped before its verdict because it was no longer needed
-
-    @property
-    def ok(self) -> bool:
-        return not self.error and not any(s.mismatches or s.expect_mismatches or self._failing(s) for s in self.steps)
-
-    @staticmethod
-    def _failing(step: StepRecord) -> list[Fault]:
-        return [f for f in step.findings if f.fails]
-
-    @property
-    def known_faults(self) -> list[Fault]:
-        """Faults that left the outcome as specified: reported by name, not as a difference."""
-        # Each step reads all events so far: one fault shows in every later step.
-        return list(dict.fromkeys(f for s in self.steps for f in s.findings if not f.fails))
-
-    def report(self) -> str:
-        lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
-        if self.error:
-            lines.append(f"error: {self.error}")
-        for s in self.steps:
-            if not (s.mismatches or s.expect_mismatches or self._failing(s)):
-                continue
-            lines.append(f"step {s.index} ({s.action}):")
-            lines += [f"  SCHEDULER FAULT: {f}" for f in s.findings if f.fails]
-            lines.append(f"  {'pod':<22} {'model predicted':<44} {'cluster showed':<44}")
-            for name in sorted(set(s.predicted) | set(s.observed)):
-                p, o = s.predicted.get(name), s.observed.get(name)
-                mark = "!" if any(m.pod == name for m in s.mismatches) else " "
-                lines.append(f"{mark} {name:<22} {_cell(p):<44} {_cell(o):<44}")
-            for m in s.expect_mismatches:
-                lines.append(f"  expect.{m.field} {m.pod}: wanted {m.expected}, cluster showed {m.actual}")
-            if s.reasons:
-                lines.append("  model's reasons:")
-                lines += [f"    {r}" for r in s.reasons]
-        lines += [f"known scheduler fault (outcome as specified): {f}" for f in self.known_faults]
-        if self.artifacts:
-            lines.append(f"artifacts: {self.artifacts}")
-        return "\n".join(lines)
-
-
-def _cell(v: PodView | None) -> str:
-    return "-" if v is None else str(v)
-
-
-class NodeSource:
-    """Where a scenario's nodes come from, and the image their pods run."""
-
-    image = PAUSE_IMAGE
-
-    def claim(self, kube: Kube, name: str, slots: int, run_id: str, labels: dict, taints: list) -> str: ...
-
-    def release(self, kube: Kube, node: str) -> None: ...
-
-
-class KwokNodes(NodeSource):
-    """Fresh kwok nodes, one per scenario node (the local cluster)."""
-
-    def claim(self, kube, name, slots, run_id, labels, taints):
-        kube.create_node(name, slots, run_id, labels=labels, taints=taints)
-        return name
-
-    def release(self, kube, node):
-        kube.core.delete_node(node)
-
-
-class RealNodes(NodeSource):
-    """Existing nodes (kind workers) lent to one scenario at a time.
-
-    A claimed node gets the scenario's room as the extended resource, its labels
-    and taints; release takes them all back off.
-    """
-
-    image = HOLDOUT_IMAGE  # a real kubelet runs it: it must outlast SIGTERM, as kwok's pods do
-
-    def __init__(self, names: list[str]):
-        import queue
-
-        self.free: queue.Queue[str] = queue.Queue()
-        for n in names:
-            self.free.put(n)
-        self.claimed: dict[str, tuple[dict, list]] = {}
-
-    def claim(self, kube, name, slots, run_id, labels, taints):
-        try:
-            node = self.free.get(timeout=600)
-        except Exception:
-            raise KitError("no free node for the scenario: the kind cluster has too few workers") from None
-        kube.core.patch_node(node, {"metadata": {"labels": labels}, "spec": {"taints": [
-            *[taint_dict(t) for t in (kube.core.read_node(node).spec.taints or [])], *taints]}})
-        kube.set_slots(node, slots)
-        self.claimed[node] = (labels, taints)
-        return node
-
-    def release(self, kube, node):
-        labels, taints = self.claimed.pop(node)
-        current = kube.core.read_node(node)
-        keep = [taint_dict(t) for t in (current.spec.taints or []) if (t.key, t.effect) not in
-                {(x["key"], x["effect"]) for x in taints}]
-        kube.core.patch_node(node, {"metadata": {"labels": {k: None for k in labels}}, "spec": {"taints": keep or None}})
-        kube.clear_slots(node)
-        self.free.put(node)
 
 
 class ScenarioRun:
@@ -600,86 +478,6 @@ def _ignore_missing(call) -> None:
             raise
 
 
-PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A scheduler fault recognised by name, with its evidence."""
-
-    name: str
-    evidence: str
-    # True: it counts against the build. False: a known upstream bug of the release running,
-    # with the pods ending as the spec says; only the events show it.
-    fails: bool
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.evidence}"
-
-
-def preempted_again(events: list, release: str = PINNED, build: str = "upstream") -> list[Fault]:
-    """A preemptor that preempted and waits on its nominated node for its victims to go must not
-    preempt again meanwhile (semantics.md 3, eligibility). Read from the Preempted events
-    ("Preempted by pod UID on node N"): victims on a second node change the outcome; the same
-    victim preempted again (it was still terminating) leaves the outcome as it was. That is a
-    known bug of asynchronous preemption before 1.35 (kubernetes#134249), gated there (#134730):
-    a regression after. The synchronous plugins build has no such gate: its informer race (see
-    the README) stays a known fault on every release."""
-    by_preemptor: dict[str, list[tuple[str, str, str]]] = {}
-    for e in events:
-        m = PREEMPTED_BY.search(e.message or "")
-        if m:
-            when = e.event_time or e.first_timestamp or e.last_timestamp
-            stamp = when.strftime("%H:%M:%S.%f")[:-3] if when else "?"
-            by_preemptor.setdefault(m.group(1), []).append((stamp, e.involved_object.name, m.group(2)))
-    out = []
-    for uid, victims in sorted(by_preemptor.items()):
-        related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
-        seen = f"{related} preempted " + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
-        if len({node for _, _, node in victims}) > 1:
-            out.append(Fault("one preemptor, victims on two nodes", seen + " (a scheduler race, not a model "
-                             "difference: the preemptor was tried again before its first preemption was settled, "
-                             "and preempted elsewhere; see the README, 'What the kit has found')", True))
-        elif len({v for _, v, _ in victims}) < len(victims):
-            fixed = has(release, ONE_PREEMPTION_AT_A_TIME) and PLUGINS[build].asynchronous
-            out.append(Fault("one preemptor preempted the same victim twice", seen + " (a scheduler race: the "
-                             "preemptor was tried again while its victim was terminating on its nominated node, "
-                             "where it should have waited; the pods still end as specified; "
-                             + (f"fixed in {ONE_PREEMPTION_AT_A_TIME.since} by {ONE_PREEMPTION_AT_A_TIME.upstream}, "
-                                "so here a regression" if fixed else "see the README, 'What the kit has found'")
-                             + ")", fixed))
-    return out
-
-
-def compare(predicted: dict[str, PodView], observed: dict[str, PodView],
-            allowed: dict[str, frozenset[str]]) -> list[Mismatch]:
-    out = []
-    for name in sorted(set(predicted) | set(observed)):
-        p = predicted.get(name, PodView("gone"))
-        o = observed.get(name, PodView("gone"))
-        # A victim that is already gone and one still terminating are the same outcome seen at different moments.
-        p_phase = "gone" if p.phase in ("terminating", "gone") and p.preempted else p.phase
-        o_phase = "gone" if o.phase in ("terminating", "gone") and o.preempted else o.phase
-        if p_phase != o_phase:
-            out.append(Mismatch(name, "phase", p_phase, o_phase))
-            continue
-        if p.preempted != o.preempted:
-            out.append(Mismatch(name, "preempted", str(p.preempted), str(o.preempted)))
-        if p_phase == "running":
-            nodes = allowed.get(f"default/{name}", frozenset({p.node}))
-            if o.node not in nodes:
-                out.append(Mismatch(name, "node", " or ".join(sorted(nodes)), o.node))
-        if p_phase == "pending":
-            nodes = allowed.get(f"default/{name}", frozenset({p.nominated})) if p.nominated else frozenset({""})
-            if o.nominated not in nodes:
-                out.append(Mismatch(name, "nominated", " or ".join(sorted(nodes)) or "(none)", o.nominated or "(none)"))
-    return out
-
-
-def taint_dict(t: client.V1Taint) -> dict:
-    return {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
-
-
 def _api_message(e: ApiException) -> str:
     try:
         return json.loads(e.body).get("message", e.reason)
@@ -687,4 +485,4 @@ def _api_message(e: ApiException) -> str:
         return str(e.reason)
 
 
-__all__ = ["Result", "ScenarioRun", "compare"]
+__all__ = ["ScenarioRun"]

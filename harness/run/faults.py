@@ -1,0 +1,60 @@
+"""Scheduler faults recognised by name from the recorded events: what no specification allows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reference.preemption import PLUGINS
+from reference.release import ONE_PREEMPTION_AT_A_TIME, PINNED, has
+
+
+PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A scheduler fault recognised by name, with its evidence."""
+
+    name: str
+    evidence: str
+    # True: it counts against the build. False: a known upstream bug of the release running,
+    # with the pods ending as the spec says; only the events show it.
+    fails: bool
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.evidence}"
+
+
+def preempted_again(events: list, release: str = PINNED, build: str = "upstream") -> list[Fault]:
+    """A preemptor that preempted and waits on its nominated node for its victims to go must not
+    preempt again meanwhile (semantics.md 3, eligibility). Read from the Preempted events
+    ("Preempted by pod UID on node N"): victims on a second node change the outcome; the same
+    victim preempted again (it was still terminating) leaves the outcome as it was. That is a
+    known bug of asynchronous preemption before 1.35 (kubernetes#134249), gated there (#134730):
+    a regression after. The synchronous plugins build has no such gate: its informer race (see
+    the README) stays a known fault on every release."""
+    by_preemptor: dict[str, list[tuple[str, str, str]]] = {}
+    for e in events:
+        m = PREEMPTED_BY.search(e.message or "")
+        if m:
+            when = e.event_time or e.first_timestamp or e.last_timestamp
+            stamp = when.strftime("%H:%M:%S.%f")[:-3] if when else "?"
+            by_preemptor.setdefault(m.group(1), []).append((stamp, e.involved_object.name, m.group(2)))
+    out = []
+    for uid, victims in sorted(by_preemptor.items()):
+        related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
+        seen = f"{related} preempted " + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
+        if len({node for _, _, node in victims}) > 1:
+            out.append(Fault("one preemptor, victims on two nodes", seen + " (a scheduler race, not a model "
+                             "difference: the preemptor was tried again before its first preemption was settled, "
+                             "and preempted elsewhere; see the README, 'What the kit has found')", True))
+        elif len({v for _, v, _ in victims}) < len(victims):
+            fixed = has(release, ONE_PREEMPTION_AT_A_TIME) and PLUGINS[build].asynchronous
+            out.append(Fault("one preemptor preempted the same victim twice", seen + " (a scheduler race: the "
+                             "preemptor was tried again while its victim was terminating on its nominated node, "
+                             "where it should have waited; the pods still end as specified; "
+                             + (f"fixed in {ONE_PREEMPTION_AT_A_TIME.since} by {ONE_PREEMPTION_AT_A_TIME.upstream}, "
+                                "so here a regression" if fixed else "see the README, 'What the kit has found'")
+                             + ")", fixed))
+    return out

@@ -1,0 +1,73 @@
+"""Placing a scenario's nodes: where they come from (fresh kwok nodes, or real kind workers lent
+one scenario at a time), and the image their pods run."""
+
+from __future__ import annotations
+
+import queue
+
+from kubernetes import client
+
+from harness.errors import KitError
+from harness.kube import HOLDOUT_IMAGE, PAUSE_IMAGE, Kube
+
+
+class NodeSource:
+    """Where a scenario's nodes come from, and the image their pods run."""
+
+    image = PAUSE_IMAGE
+
+    def claim(self, kube: Kube, name: str, slots: int, run_id: str, labels: dict, taints: list) -> str: ...
+
+    def release(self, kube: Kube, node: str) -> None: ...
+
+
+class KwokNodes(NodeSource):
+    """Fresh kwok nodes, one per scenario node (the local cluster)."""
+
+    def claim(self, kube, name, slots, run_id, labels, taints):
+        kube.create_node(name, slots, run_id, labels=labels, taints=taints)
+        return name
+
+    def release(self, kube, node):
+        kube.core.delete_node(node)
+
+
+class RealNodes(NodeSource):
+    """Existing nodes (kind workers) lent to one scenario at a time.
+
+    A claimed node gets the scenario's room as the extended resource, its labels
+    and taints; release takes them all back off.
+    """
+
+    image = HOLDOUT_IMAGE  # a real kubelet runs it: it must outlast SIGTERM, as kwok's pods do
+
+    def __init__(self, names: list[str]):
+        self.free: queue.Queue[str] = queue.Queue()
+        for n in names:
+            self.free.put(n)
+        self.claimed: dict[str, tuple[dict, list]] = {}
+
+    def claim(self, kube, name, slots, run_id, labels, taints):
+        try:
+            node = self.free.get(timeout=600)
+        except Exception:
+            raise KitError("no free node for the scenario: the kind cluster has too few workers") from None
+        kube.core.patch_node(node, {"metadata": {"labels": labels}, "spec": {"taints": [
+            *[taint_dict(t) for t in (kube.core.read_node(node).spec.taints or [])], *taints]}})
+        kube.set_slots(node, slots)
+        self.claimed[node] = (labels, taints)
+        return node
+
+    def release(self, kube, node):
+        labels, taints = self.claimed.pop(node)
+        current = kube.core.read_node(node)
+        keep = [taint_dict(t) for t in (current.spec.taints or []) if (t.key, t.effect) not in
+                {(x["key"], x["effect"]) for x in taints}]
+        kube.core.patch_node(node, {"metadata": {"labels": {k: None for k in labels}}, "spec": {"taints": keep or None}})
+        kube.clear_slots(node)
+        self.free.put(node)
+
+
+
+def taint_dict(t: client.V1Taint) -> dict:
+    return {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}

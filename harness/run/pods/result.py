@@ -1,0 +1,76 @@
+"""What one pod scenario's run found: per step, the model's prediction beside what the cluster showed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.formats.pods import Scenario
+from harness.run.faults import Fault
+from harness.run.pods.expectation import Mismatch
+from reference.scheduler import PodView
+
+
+@dataclass
+class StepRecord:
+    index: int
+    action: str
+    predicted: dict[str, PodView]
+    observed: dict[str, PodView]
+    mismatches: list[Mismatch]
+    expect_mismatches: list[Mismatch]
+    reasons: list[str]
+    findings: list[Fault] = field(default_factory=list)  # scheduler faults recognised by name
+
+
+@dataclass
+class Result:
+    scenario: Scenario
+    build: str
+    steps: list[StepRecord] = field(default_factory=list)
+    error: str = ""
+    seconds: float = 0.0
+    artifacts: Path | None = None
+    cancelled: bool = False  # stopped before its verdict because it was no longer needed
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and not any(s.mismatches or s.expect_mismatches or self._failing(s) for s in self.steps)
+
+    @staticmethod
+    def _failing(step: StepRecord) -> list[Fault]:
+        return [f for f in step.findings if f.fails]
+
+    @property
+    def known_faults(self) -> list[Fault]:
+        """Faults that left the outcome as specified: reported by name, not as a difference."""
+        # Each step reads all events so far: one fault shows in every later step.
+        return list(dict.fromkeys(f for s in self.steps for f in s.findings if not f.fails))
+
+    def report(self) -> str:
+        lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
+        if self.error:
+            lines.append(f"error: {self.error}")
+        for s in self.steps:
+            if not (s.mismatches or s.expect_mismatches or self._failing(s)):
+                continue
+            lines.append(f"step {s.index} ({s.action}):")
+            lines += [f"  SCHEDULER FAULT: {f}" for f in s.findings if f.fails]
+            lines.append(f"  {'pod':<22} {'model predicted':<44} {'cluster showed':<44}")
+            for name in sorted(set(s.predicted) | set(s.observed)):
+                p, o = s.predicted.get(name), s.observed.get(name)
+                mark = "!" if any(m.pod == name for m in s.mismatches) else " "
+                lines.append(f"{mark} {name:<22} {_cell(p):<44} {_cell(o):<44}")
+            for m in s.expect_mismatches:
+                lines.append(f"  expect.{m.field} {m.pod}: wanted {m.expected}, cluster showed {m.actual}")
+            if s.reasons:
+                lines.append("  model's reasons:")
+                lines += [f"    {r}" for r in s.reasons]
+        lines += [f"known scheduler fault (outcome as specified): {f}" for f in self.known_faults]
+        if self.artifacts:
+            lines.append(f"artifacts: {self.artifacts}")
+        return "\n".join(lines)
+
+
+def _cell(v: PodView | None) -> str:
+    return "-" if v is None else str(v)
