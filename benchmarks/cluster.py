@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.build import toolchain  # noqa: E402
 from harness.clusters.local import ClusterOptions, LocalCluster  # noqa: E402
+from harness.targets import BUILDS  # noqa: E402
 
 
 def cold_build() -> float:
@@ -49,7 +50,7 @@ def main() -> None:
     t0 = time.perf_counter()
     toolchain.ensure_all()
     print(f"warm build check (cache hit, nothing built): {time.perf_counter() - t0:.2f} s")
-    for build in ("plugins", "upstream"):
+    for build in BUILDS:
         ups, downs = [], []
         for i in range(args.runs):
             c = LocalCluster(ClusterOptions(build=build, name=f"bench-{build}-{i}"))

@@ -18,7 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from reference.objects import ClusterState, Node, Pod, PriorityClass  # noqa: E402
 from reference.preemption import predict  # noqa: E402
 
-SLOT = "example.com/slot"
+from harness.kube import SLOT  # noqa: E402
+from harness.targets import BUILDS  # noqa: E402
+
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PODS_PER_NODE = 30
 
@@ -41,7 +43,7 @@ def cluster(nodes: int, seed: int = 1) -> ClusterState:
 def main() -> None:
     print(f"one preemption prediction, {PODS_PER_NODE} pods per node (median of repeated runs on one state)")
     for nodes in (100, 1_000, 5_000):
-        for build in ("upstream", "plugins"):
+        for build in BUILDS:
             state = cluster(nodes)  # fresh: the first call also builds the state's indexes
             t0 = time.perf_counter()
             predict(state, "default/preemptor", build, NOW)

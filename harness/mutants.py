@@ -40,14 +40,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.host import lifecycle
 from harness.build import toolchain
 from harness.errors import KitError
+from harness.targets import BUILDS
 
 MUTANTS = REPO / "mutants"
+# The mutants' own release: the one whose sources the catalogue's `original` texts quote, so
+# mutants are built and their catalogue runs there. Not the kit's default release: it moves only
+# when every mutant's `original` is checked against the newer sources.
+MUTANTS_RELEASE = "1.34"
 # Which wrapper module builds the kube-scheduler of each build, and its main package.
-# The release whose sources the catalogue's `original` texts quote: mutants are built and run there.
-RELEASE = "1.34"
 SCHEDULER = {
-    "upstream": (toolchain.wrapper("kubernetes", RELEASE), "k8s.io/kubernetes/cmd/kube-scheduler"),
-    "plugins": (toolchain.wrapper("scheduler-plugins", RELEASE), "sigs.k8s.io/scheduler-plugins/cmd/scheduler"),
+    "upstream": (toolchain.wrapper("kubernetes", MUTANTS_RELEASE), "k8s.io/kubernetes/cmd/kube-scheduler"),
+    "plugins": (toolchain.wrapper("scheduler-plugins", MUTANTS_RELEASE), "sigs.k8s.io/scheduler-plugins/cmd/scheduler"),
 }
 
 
@@ -61,7 +64,7 @@ class Mutant(BaseModel):
     replacement: str
     rule: str = Field(min_length=1)
     spec: str = Field(min_length=1)
-    builds: list[Literal["plugins", "upstream"]] = Field(min_length=1)
+    builds: list[Literal[BUILDS]] = Field(min_length=1)  # type: ignore[valid-type]
     equivalent: str = ""  # why no observable difference can exist; then it need not be killed
 
 
@@ -198,7 +201,7 @@ class Run:
         return bool(self.failed)
 
 
-def _scenario_of(testcase: ET.Element) -> str:
+def scenario_of(testcase: ET.Element) -> str:
     """The scenario a test case ran (test_scenario[<build>-<scenario>]), or the test's own name."""
     func, _, params = testcase.get("name", "").partition("[")
     if func != "test_scenario":
@@ -212,7 +215,7 @@ def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, fir
     out.mkdir(parents=True, exist_ok=True)
     xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
     cmd = [sys.executable, "-m", "pytest", "conformance/test_smoke.py", "conformance/test_scenarios.py",
-           "--scheduler", build, "--k8s-version", RELEASE, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
+           "--scheduler", build, "--k8s-version", MUTANTS_RELEASE, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
            f"--artifacts={out / f'{label}-{build}'}", *extra]
     if scheduler is not None:
         cmd += ["--scheduler-binary", str(scheduler)]
@@ -234,7 +237,7 @@ def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, fir
         return run
     for tc in ET.parse(xml).getroot().iter("testcase"):
         if tc.find("failure") is not None or tc.find("error") is not None:
-            run.failed.append(_scenario_of(tc))
+            run.failed.append(scenario_of(tc))
         elif tc.find("skipped") is None:
             run.passed += 1
     if proc.returncode not in (0, 1):
@@ -269,7 +272,7 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
 
     def one(m: Mutant) -> None:
         # A mutant of shared code is one bug: the first build that kills it is enough, unless --full.
-        for b in [b for b in ("plugins", "upstream") if b in m.builds and b in builds]:
+        for b in [b for b in BUILDS if b in m.builds and b in builds]:
             r = run_catalogue(b, bins[m.id, b], out, m.id, first_failure=not full)
             runs[m.id].append(r)
             verdict = "KILLED by " + ", ".join(r.failed) if r.killed else ("ERROR " + r.error if r.error else "survived")

@@ -20,7 +20,7 @@ from itertools import groupby
 from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
 from .preemption import PLUGINS, Prediction, predict
-from .release import NOMINATION_CLEARED_ON_BINDING, PINNED, TERMINATING_VICTIMS_SKIPPED, has
+from .release import DEFAULT_RELEASE, NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, has
 from .queue import UNSCHEDULABLE_MAX_STAY, queue_order
 
 
@@ -38,7 +38,7 @@ class World:
     # Where a tie lets the scheduler choose, the branch this world follows:
     # (pod key, node). Without one, the first node by name.
     choices: tuple[tuple[str, str], ...] = ()
-    release: str = PINNED  # the Kubernetes release whose behaviour is predicted (reference.release)
+    release: str = DEFAULT_RELEASE  # the Kubernetes release whose behaviour is predicted (reference.release)
     # Events after which the order among equal-priority pods woken together decided what
     # happened. The queue orders them by when each was last parked, and on a cluster shared
     # with other work any unrelated event re-parks them in a new order: such an outcome can
@@ -215,7 +215,7 @@ def branches(before: World, step, limit: int = 16) -> list[World]:
     return done
 
 
-def start(state: ClusterState, build: str, now: datetime, release: str = PINNED) -> World:
+def start(state: ClusterState, build: str, now: datetime, release: str = DEFAULT_RELEASE) -> World:
     return World(state, now, build, release=release)
 
 

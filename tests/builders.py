@@ -14,7 +14,7 @@ from reference.objects import (
 )
 from reference.toleration import DEFAULT_PREFIX
 
-SLOT = "example.com/slot"
+from harness.kube import SLOT
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 

@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 
 from harness.run.pods.expectation import simulate
 from harness.explore.generate import generate, scenario_trees
-from harness.formats.pods import SLOT, Scenario
+from harness.formats.pods import Scenario
+from harness.kube import SLOT
+from reference.admission import HIGHEST_USER_DEFINABLE
 from reference import filter as flt
 from reference.objects import PREEMPT_NEVER
 
@@ -89,7 +91,7 @@ def test_the_generator_reaches_the_whole_domain():
     anns = [v for c in classes for v in c.get("annotations", {}).values()]
     seen = {
         "negative value": any(c["value"] < 0 for c in classes),
-        "value at the limit": any(c["value"] == 1_000_000_000 for c in classes),
+        "value at the limit": any(c["value"] == HIGHEST_USER_DEFINABLE for c in classes),
         "Never": any(c.get("preemptionPolicy") == "Never" for c in classes),
         "globalDefault": any(c.get("globalDefault") for c in classes),
         "unparsable annotation": any(not a.lstrip("-").isdigit() for a in anns),

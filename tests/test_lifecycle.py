@@ -114,7 +114,7 @@ def test_a_second_process_waits_for_the_build_lock_then_finds_the_build(tmp_path
     held = threading.Event()
 
     def first():
-        with toolchain._build_lock("m", "k"):
+        with toolchain.build_lock("m", "k"):
             order.append("first in")
             held.set()
             time.sleep(0.5)
@@ -123,7 +123,7 @@ def test_a_second_process_waits_for_the_build_lock_then_finds_the_build(tmp_path
     t = threading.Thread(target=first)
     t.start()
     held.wait(5)
-    with toolchain._build_lock("m", "k"):
+    with toolchain.build_lock("m", "k"):
         order.append("second in")
     t.join()
     assert order == ["first in", "first out", "second in"]

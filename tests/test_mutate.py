@@ -70,5 +70,5 @@ def test_failed_scenarios_are_read_from_the_junit_report():
         '<testcase name="test_high_priority_pod_preempts_low_priority_pod[plugins]"><failure/></testcase>'
         '</testsuite></testsuites>')
     cases = list(root.iter("testcase"))
-    assert [mutate._scenario_of(c) for c in cases] == ["preempt-basic", "pdb-best-effort",
+    assert [mutate.scenario_of(c) for c in cases] == ["preempt-basic", "pdb-best-effort",
                                                          "test_high_priority_pod_preempts_low_priority_pod"]

@@ -10,13 +10,13 @@ import pytest
 
 from harness.run.pods.expectation import check_expect, model_messages, model_priorities, model_rejections, simulate
 from harness.formats.pods import load_all
-from reference.release import PINNED, RELEASES, in_range
+from reference.release import DEFAULT_RELEASE, RELEASES, in_range
 from reference.scheduler import view
 
 SCENARIOS = load_all(Path(__file__).parent.parent / "scenarios")
 
 
-def _mismatches(scenario, build, release=PINNED):
+def _mismatches(scenario, build, release=DEFAULT_RELEASE):
     worlds = simulate(scenario, build, release=release)
     out = []
     for i, (step, world) in enumerate(zip(scenario.steps, worlds[1:])):

@@ -34,7 +34,9 @@ def test_the_preemptor_may_land_on_another_node_that_frees_first():
 
 def test_a_higher_priority_pod_arriving_during_the_grace_period_takes_the_nominated_node():
     s = state([pc("mid", 500), pc("top", 1000)], [node("n1")], [pod("v", 1, on="n1", termination_grace_seconds=20)])
-    w = sched.create_pod(sched.start(s, "upstream", T0), pod("first", cls="mid"))
+    # 1.34: the later preemption clears first's nomination (from 1.35, with every victim already
+    # terminating, first keeps it: reference.release.TERMINATING_VICTIMS_SKIPPED).
+    w = sched.create_pod(sched.start(s, "upstream", T0, "1.34"), pod("first", cls="mid"))
     w = sched.create_pod(replace_now(w, T0 + timedelta(seconds=5)), pod("late", cls="top"))
     assert w.state.pod_keyed("default/first").nominated_node_name == ""
     w = sched.advance(w, T0 + timedelta(seconds=25))

@@ -40,6 +40,7 @@ from pathlib import Path
 import yaml
 
 from harness.build import toolchain
+from harness.host import console
 from harness.errors import KitError
 from harness.kube import HOLDOUT_COMMAND, HOLDOUT_IMAGE, NotYet, wait_for
 
@@ -146,7 +147,7 @@ def ensure_base(kind_dir: Path) -> str:
     try:
         root = work / "rootfs"
         mirror = debian_mirror()
-        toolchain._log(f"building the kind node base: debootstrap {recipe['suite']} from {mirror} (about a minute)")
+        console.log(f"building the kind node base: debootstrap {recipe['suite']} from {mirror} (about a minute)")
         _run(["debootstrap", f"--variant={recipe['variant']}", "--include=" + ",".join(recipe["packages"]),
               recipe["suite"], str(root), mirror], "debootstrap of the kind node base")
         _assemble_base(root, kind_dir / "images/base/files", recipe)
@@ -159,7 +160,7 @@ def ensure_base(kind_dir: Path) -> str:
         tar.wait()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    toolchain._log(f"built {tag} in {time.monotonic() - started:.0f} s")
+    console.log(f"built {tag} in {time.monotonic() - started:.0f} s")
     return tag
 
 
@@ -333,9 +334,9 @@ def ensure(release: str | None = None) -> str:
         if image_exists(tag):
             return tag
         started = time.monotonic()
-        toolchain._log(f"building the kind node image {tag}")
+        console.log(f"building the kind node image {tag}")
         _build_node(tag, base, files, comps, toolchain.versions(release)["kubernetes"], Path(tmp))
-    toolchain._log(f"built {tag} in {time.monotonic() - started:.0f} s")
+    console.log(f"built {tag} in {time.monotonic() - started:.0f} s")
     return tag
 
 

@@ -25,23 +25,19 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from reference.release import DEFAULT_RELEASE
+
 from harness.errors import KitError
+from harness.host.cache import cache_root
+from harness.host.console import log
 
 GOMOD_DIR = GOMOD
-
-
-def cache_root() -> Path:
-    base = os.environ.get("PRIORITYKIT_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "priority-conformance"
-    )
-    return Path(base)
 
 
 @dataclass(frozen=True)
@@ -72,9 +68,13 @@ def has_plugins(release: str) -> bool:
 
 
 def default_release() -> str:
-    """The newest release on which both scheduler builds run."""
-    both = [r for r in releases() if has_plugins(r)]
-    return both[-1]
+    """The release the kit runs unless told otherwise: reference.release.DEFAULT_RELEASE, the one the
+    model predicts too. Its wrappers must be here and build both schedulers, or nothing agrees."""
+    if DEFAULT_RELEASE not in releases() or not has_plugins(DEFAULT_RELEASE):
+        raise KitError(f"the kit's default release {DEFAULT_RELEASE} (reference/release.py) has no wrapper modules "
+                       f"for both scheduler builds in {GOMOD_DIR}; it must be one of "
+                       f"{', '.join(r for r in releases() if has_plugins(r)) or 'none'}")
+    return DEFAULT_RELEASE
 
 
 def wrapper(component: str, release: str | None = None) -> str:
@@ -243,8 +243,8 @@ def binary_dir(module: str, go_version: str) -> Path:
     return cache_root() / "bin" / f"{module.replace('/', '-')}-{cache_key(module, go_version)}"
 
 
-def _log(msg: str) -> None:
-    print(f"[priority-conformance] {msg}", file=sys.stderr, flush=True)
+# The old private name, still used by harness/clusters/kind.py (cluster_for).
+_log = log
 
 
 def _complete(paths: dict[str, Path]) -> bool:
@@ -252,7 +252,7 @@ def _complete(paths: dict[str, Path]) -> bool:
 
 
 @contextmanager
-def _build_lock(module: str, key: str):
+def build_lock(module: str, key: str):
     """One builder per cache entry across processes: a second one waits, then finds the binaries."""
     locks = cache_root() / "locks"
     locks.mkdir(parents=True, exist_ok=True)
@@ -262,7 +262,7 @@ def _build_lock(module: str, key: str):
         except BlockingIOError:
             f.seek(0)
             holder = f.read().strip() or "another process"
-            _log(f"waiting for {holder}, which is building {module} into the same cache")
+            log(f"waiting for {holder}, which is building {module} into the same cache")
             fcntl.flock(f, fcntl.LOCK_EX)
         f.seek(0)
         f.truncate()
@@ -288,7 +288,7 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     paths = {name: target / name for name in mod.binary_names()}
     if _complete(paths):
         return paths
-    with _build_lock(module.replace("/", "-"), target.name):
+    with build_lock(module.replace("/", "-"), target.name):
         if _complete(paths):  # built by the process we waited for
             return paths
         _build(module, target, go)
@@ -305,7 +305,7 @@ def ensure_variant(module: str, package: str, wrapper_dir: Path, content_key: st
     path = target / _binary_name(package, component(module).prefix)
     if path.is_file():
         return path
-    with _build_lock(f"variant-{label}", target.name):
+    with build_lock(f"variant-{label}", target.name):
         if not path.is_file():
             _build(module, target, go, packages=(package,), label=label, cwd=wrapper_dir)
     return path
@@ -321,7 +321,7 @@ def ensure_node_binaries(release: str | None = None) -> dict[str, Path]:
     if _complete(paths):
         return paths
     label = f"{module.replace('/', '-')}-node"
-    with _build_lock(label, target.name):
+    with build_lock(label, target.name):
         if not _complete(paths):
             _build(module, target, go, packages=NODE_PACKAGES, label=label)
     return paths
@@ -346,7 +346,7 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
     # -v names each package as it is compiled: the count is the progress shown.
     cmd = [go, "build", "-v", "-trimpath", *extra, "-ldflags", ldflags(wrapper_module), "-o", str(staging) + "/", *packages]
     names = [_binary_name(p, mod.prefix) for p in packages]
-    _log(f"building {module} ({', '.join(names)}); cold builds take minutes; log: {log_path}")
+    log(f"building {module} ({', '.join(names)}); cold builds take minutes; log: {log_path}")
     started = time.monotonic()
     proc: subprocess.Popen | None = None
     try:
@@ -360,7 +360,7 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
                 time.sleep(0.5)
                 if time.monotonic() - last >= 15:
                     last = time.monotonic()
-                    _log(f"  {module}: {_progress(log_path)}, {int(last - started)} s")
+                    log(f"  {module}: {_progress(log_path)}, {int(last - started)} s")
         if proc.returncode != 0:
             tail = "".join(open(log_path).readlines()[-15:])
             raise KitError(
@@ -383,7 +383,7 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
         raise
     finally:
         shutil.rmtree(gotmp, ignore_errors=True)
-    _log(f"built {module} in {time.monotonic() - started:.0f} s -> {target}")
+    log(f"built {module} in {time.monotonic() - started:.0f} s -> {target}")
 
 
 def _progress(log_path: Path) -> str:

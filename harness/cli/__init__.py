@@ -45,7 +45,7 @@ def cmd_cluster_up(args) -> int:
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps({"name": args.name, "build": args.scheduler, "release": options.release,
                                   "workdir": str(c.workdir),
-                                  "kwokctl": str(c._kwokctl_path), "kubeconfig": str(c.kubeconfig)}))
+                                  "kwokctl": str(c.kwokctl_path), "kubeconfig": str(c.kubeconfig)}))
     print(f"cluster {args.name} is up ({args.scheduler} scheduler, Kubernetes {options.release}) "
           f"in {c.timings['up']:.1f} s")
     print(f"export KUBECONFIG={c.kubeconfig}")
@@ -62,12 +62,10 @@ def _recorded(name: str) -> dict:
 
 
 def cmd_cluster_down(args) -> int:
-    from harness.clusters.local import ClusterOptions, LocalCluster
+    from harness.clusters.local import LocalCluster
 
     rec = _recorded(args.name)
-    c = LocalCluster(ClusterOptions(name=rec["name"], workdir=Path(rec["workdir"])))
-    c.workdir = Path(rec["workdir"])
-    c._kwokctl_path = Path(rec["kwokctl"])
+    c = LocalCluster.kept(rec["name"], Path(rec["workdir"]), Path(rec["kwokctl"]))
     c.down()
     import shutil
 
@@ -78,7 +76,7 @@ def cmd_cluster_down(args) -> int:
 
 
 def cmd_cluster_status(args) -> int:
-    from harness.clusters.local import ClusterOptions, LocalCluster
+    from harness.clusters.local import LocalCluster
 
     records = sorted(_state_dir().glob("*.json")) if _state_dir().exists() else []
     if not records:
@@ -86,9 +84,8 @@ def cmd_cluster_status(args) -> int:
         return 0
     for record in records:
         rec = json.loads(record.read_text())
-        c = LocalCluster(ClusterOptions(name=rec["name"], workdir=Path(rec["workdir"])))
-        c.workdir = Path(rec["workdir"])
-        alive = {name: c._process_alive(name) for name in c.pids()}
+        c = LocalCluster.kept(rec["name"], Path(rec["workdir"]))
+        alive = {name: c.process_alive(name) for name in c.pids()}
         state = "running" if alive and all(alive.values()) else ("partly running" if any(alive.values()) else "stopped")
         print(f"{rec['name']}: {state} ({rec['build']} scheduler); KUBECONFIG={rec['kubeconfig']}")
         for name, ok in sorted(alive.items()):
@@ -164,9 +161,9 @@ def cmd_explain(args) -> int:
 
     state = initial_state(s, now)
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in s.pdbs))
-    from reference.release import PINNED, RELEASES
+    from reference.release import DEFAULT_RELEASE, RELEASES
 
-    release = args.k8s_version or PINNED
+    release = args.k8s_version or DEFAULT_RELEASE
     if release not in RELEASES:
         raise KitError(f"--k8s-version: the model knows releases {', '.join(RELEASES)}, not {release}")
     world = sched.start(state, build, now, release)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.host import lifecycle, ports
+from harness.host import lifecycle, ports, probes
 from harness.build import toolchain
 from harness.clusters.local import ClusterOptions, LocalCluster
 from harness.errors import KitError
@@ -223,7 +223,7 @@ class KarmadaPlane:
             f"--cert-dir={pki}", "--tls-cert-file-name=admin.crt", "--tls-private-key-file-name=admin.key",
             "--metrics-bind-address=0", f"--health-probe-bind-address=127.0.0.1:{self.ports['webhookHealth']}",
         ])
-        self._wait("karmada-webhook", lambda: _listening(self.ports["webhook"]))
+        self._wait("karmada-webhook", lambda: probes.listening(self.ports["webhook"]))
         hooks = (self.source / "artifacts/deploy/webhook-configuration.yaml").read_text()
         hooks = hooks.replace("{{caBundle}}", ca_b64).replace(
             "https://karmada-webhook.karmada-system.svc:443/", f"https://127.0.0.1:{self.ports['webhook']}/")
@@ -236,7 +236,7 @@ class KarmadaPlane:
             "--metrics-bind-address=0",
             f"--health-probe-bind-address=127.0.0.1:{self.ports['controllerManagerHealth']}",
         ])
-        self._wait("karmada-controller-manager", lambda: _healthy(self.ports["controllerManagerHealth"]))
+        self._wait("karmada-controller-manager", lambda: probes.healthy(self.ports["controllerManagerHealth"]))
         self.start_scheduler({})
         self.timings["karmada"] = time.monotonic() - t0
 
@@ -268,7 +268,7 @@ class KarmadaPlane:
             self.scheduler_gates = self.gates_for(gates)
         self.stop_scheduler()
         self._start("karmada-scheduler", self._scheduler_args())
-        self._wait("karmada-scheduler", lambda: _healthy(self.ports["schedulerHealth"]))
+        self._wait("karmada-scheduler", lambda: probes.healthy(self.ports["schedulerHealth"]))
 
     def gates_for(self, scenario_gates: dict[str, bool]) -> dict[str, bool]:
         return {**SCHEDULER_GATES, **scenario_gates, **self.options.scheduler_gates}
@@ -307,7 +307,7 @@ class KarmadaPlane:
                 last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
             if proc is not None and proc.poll() is not None:
                 raise KitError(f"{component} exited (code {proc.returncode}) while starting; its log: "
-                               f"{self.log_path(component)}\n{_tail(self.log_path(component))}")
+                               f"{self.log_path(component)}\n{probes.log_tail(self.log_path(component))}")
             if time.monotonic() > deadline:
                 raise KitError(f"{component} did not become ready within {timeout or self.options.ready_timeout:.0f} s"
                                f"{f' ({last})' if last else ''}; its log: {self.log_path(component)}")
@@ -387,24 +387,3 @@ class KarmadaPlane:
     def __exit__(self, *exc) -> None:
         self.down()
 
-
-def _listening(port: int) -> bool:
-    import socket
-
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _healthy(port: int) -> bool:
-    import urllib.request
-
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
-        return r.status == 200
-
-
-def _tail(path: Path, lines: int = 12) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
-    except OSError:
-        return ""

@@ -34,9 +34,10 @@ import yaml
 
 from harness.host import lifecycle
 from harness.build import toolchain
-from harness.clusters.local import BUILDS, STAGES, scheduler_config
+from harness.clusters.local import STAGES, scheduler_config
 from harness.errors import KitError
 from harness.kube import KWOK_ANNOTATION, Kube, NotYet, wait_for
+from harness.targets import BUILDS
 
 KIND_CONFIG = REPO / "kind-config.yaml"
 RBAC = DATA / "kind-scheduler-rbac.yaml"
@@ -192,20 +193,21 @@ def _network_exists() -> bool:
 
 
 @contextmanager
-def cluster_for(config, build: str, kind_path: Path):
-    """A kind cluster for ``build``, yielding a KindRun; removed at the end unless --keep-cluster.
-    ``kind_path``: what ``preflight`` found."""
+def cluster_for(build: str, kind_path: Path, *, image: str | None = None, scheduler_image: str | None = None,
+                scheduler_binary: Path | None = None, keep: bool = False):
+    """A kind cluster for ``build``, yielding a KindRun; removed at the end unless ``keep``.
+
+    ``kind_path``: what ``preflight`` found. ``image``: the node image, on the Docker host
+    (default: the kit's own build); ``scheduler_image`` or ``scheduler_binary``: the
+    kube-scheduler under test instead of the build's. The suite passes its --kind-node-image,
+    --scheduler-image, --scheduler-binary and --keep-cluster."""
     from pytest_kind import KindCluster
 
     from harness.build import node_image
 
-    image = config.getoption("--kind-node-image")
-    own_image = image is None  # a named one was checked before the session started (conftest)
+    own_image = image is None  # a named one was checked before the session started (the plugin's options)
     if own_image:
         image = node_image.ensure()
-    scheduler_image = config.getoption("--scheduler-image")
-    binary = config.getoption("--scheduler-binary")
-    keep = config.getoption("--keep-cluster")
     name = f"prioritykit-{build}-{os.getpid()}"
     node = f"{name}-control-plane"
     workdir = Path(tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX + "kind-"))
@@ -228,8 +230,8 @@ def cluster_for(config, build: str, kind_path: Path):
     try:
         started = time.monotonic()
         load = None  # an image the nodes lack
-        if binary is not None:
-            scheduler_image = load = make_scheduler_image(Path(binary))
+        if scheduler_binary is not None:
+            scheduler_image = load = make_scheduler_image(Path(scheduler_binary))
             made_images.append(load)
         elif scheduler_image:
             load = scheduler_image

@@ -21,23 +21,15 @@ from pathlib import Path
 
 import yaml
 
-from harness.host import lifecycle, ports
+from harness.host import lifecycle, ports, probes
 from harness.build import toolchain
 from harness.errors import KitError
+from harness.targets import BUILDS, DEFAULT_BUILD
+from harness import targets
 
-BUILDS = ("plugins", "upstream")
 STAGES = DATA / "kwok-stages.yaml"
-
-
-def split_target(target: str) -> tuple[str, str | None]:
-    """"upstream@1.37" -> ("upstream", "1.37"); a bare build runs the default release (None)."""
-    build, _, release = target.partition("@")
-    return build, release or None
-
-
-def slug(target: str) -> str:
-    """A target as a piece of a namespace or node name: "upstream@1.37" -> "upstream-137"."""
-    return target.replace("@", "-").replace(".", "")
+# Still imported from here by conformance/conftest.py; harness.targets holds them.
+split_target, slug = targets.split_target, targets.slug
 
 
 def scheduler_config(build: str) -> dict:
@@ -99,7 +91,7 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
 
 @dataclass
 class ClusterOptions:
-    build: str = "plugins"  # which scheduler build: "plugins" or "upstream"
+    build: str = DEFAULT_BUILD  # which scheduler build (harness.targets.BUILDS)
     release: str = ""  # the Kubernetes release of the whole control plane; default: toolchain.default_release()
     scheduler_binary: Path | None = None  # a user's own kube-scheduler
     scheduler_config: Path | None = None  # a user's own KubeSchedulerConfiguration
@@ -134,6 +126,12 @@ class LocalCluster:
     workdir: Path | None = None
     kubeconfig: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    kwokctl_path: Path | None = None  # the kwokctl that started it, and must stop it
+
+    @classmethod
+    def kept(cls, name: str, workdir: Path, kwokctl_path: Path | None = None) -> LocalCluster:
+        """A cluster an earlier process started and kept (`./kit cluster up`), to inspect or stop."""
+        return cls(ClusterOptions(name=name, workdir=workdir), workdir=workdir, kwokctl_path=kwokctl_path)
 
     @property
     def name(self) -> str:
@@ -187,7 +185,7 @@ class LocalCluster:
         return {**os.environ, "KWOK_WORKDIR": str(self.workdir)}
 
     def _kwokctl(self, *args: str, timeout: float, log: Path | None = None) -> subprocess.CompletedProcess:
-        cmd = [str(self._kwokctl_path), "--name", self.name, *args]
+        cmd = [str(self.kwokctl_path), "--name", self.name, *args]
         try:
             out = subprocess.run(cmd, env=self._env(), capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as e:
@@ -202,7 +200,7 @@ class LocalCluster:
         started = time.monotonic()
         bins = self._binaries()
         self.timings["build"] = time.monotonic() - started
-        self._kwokctl_path = bins["kwokctl"]
+        self.kwokctl_path = bins["kwokctl"]
         lifecycle.reap_orphans()
         self.workdir = Path(self.options.workdir or tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -264,12 +262,12 @@ class LocalCluster:
         if out.returncode != 0:
             raise KitError(
                 f"kwokctl could not start the cluster (exit {out.returncode}). "
-                f"component logs and kwokctl's output: {self.logs_dir}\n{_tail(out.stdout + out.stderr)}"
+                f"component logs and kwokctl's output: {self.logs_dir}\n{probes.tail(out.stdout + out.stderr)}"
             )
         kc = self.workdir / "kubeconfig.yaml"
         got = self._kwokctl("get", "kubeconfig", timeout=30)
         if got.returncode != 0 or not got.stdout.strip():
-            raise KitError(f"kwokctl get kubeconfig failed: {_tail(got.stderr)}")
+            raise KitError(f"kwokctl get kubeconfig failed: {probes.tail(got.stderr)}")
         kc.write_text(got.stdout)
         self.kubeconfig = kc
 
@@ -287,8 +285,8 @@ class LocalCluster:
             ("kube-controller-manager", lambda: core.read_namespaced_service_account("default", "default") is not None),
             # Listening on its own port: a component that lost its port to another dies a moment
             # after it started, so being alive alone says little.
-            ("kube-scheduler", lambda: self._process_alive("kube-scheduler") and _listening(self.ports["kubeSchedulerPort"])),
-            ("kwok-controller", lambda: self._process_alive("kwok-controller") and _listening(self.ports["kwokControllerPort"])),
+            ("kube-scheduler", lambda: self.process_alive("kube-scheduler") and probes.listening(self.ports["kubeSchedulerPort"])),
+            ("kwok-controller", lambda: self.process_alive("kwok-controller") and probes.listening(self.ports["kwokControllerPort"])),
         ]
         checks = [(c, check) for c, check in checks if c not in self.options.disable]
         try:
@@ -299,7 +297,7 @@ class LocalCluster:
                             break
                     except Exception:  # not ready yet; the deadline bounds this
                         pass
-                    exited = (self.cluster_dir / "pids" / f"{component}.pid").exists() and not self._process_alive(component)
+                    exited = (self.cluster_dir / "pids" / f"{component}.pid").exists() and not self.process_alive(component)
                     if exited or time.monotonic() > deadline:
                         why = "it exited" if exited else f"within {self.options.ready_timeout:.0f} s"
                         raise KitError(f"{component} did not become ready ({why}); its log: {self.log_path(component)}")
@@ -312,7 +310,7 @@ class LocalCluster:
             return []
         return sorted(self.cluster_dir.glob("pids/*.pid"))
 
-    def _process_alive(self, component: str) -> bool:
+    def process_alive(self, component: str) -> bool:
         pid_file = self.cluster_dir / "pids" / f"{component}.pid"
         if not pid_file.exists():
             return False
@@ -334,7 +332,7 @@ class LocalCluster:
         """Stop the cluster's processes and forget its state, keeping the work directory."""
         assert self.workdir is not None
         pids = self.pids()
-        if getattr(self, "_kwokctl_path", None) and self.cluster_dir.exists():
+        if self.kwokctl_path and self.cluster_dir.exists():
             try:
                 self._kwokctl("delete", "cluster", timeout=30)
             except KitError:
@@ -380,14 +378,3 @@ class LocalCluster:
     def __exit__(self, *exc) -> None:
         self.down()
 
-
-def _listening(port: int) -> bool:
-    import socket
-
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])

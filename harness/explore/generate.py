@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from reference.admission import HIGHEST_USER_DEFINABLE as LIMIT  # the highest value a user class may have
 from reference.toleration import DEFAULT_PREFIX
 
 MPP = DEFAULT_PREFIX + "minimum-preemptable-priority"
 TS = DEFAULT_PREFIX + "toleration-seconds"
-LIMIT = 1_000_000_000  # the highest value a user class may have
 SHORT_WINDOW = (4, 20)  # toleration-seconds that end while a scenario runs
 ZONES = ("a", "b")
 APPS = ("a", "b")

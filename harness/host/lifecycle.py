@@ -104,7 +104,7 @@ def install_signal_handlers() -> None:
 # --- owners -------------------------------------------------------------------------
 
 
-def _start_time(pid: int) -> str | None:
+def start_time(pid: int) -> str | None:
     """The kernel's start time of a process: a pid alone may be reused."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
@@ -114,7 +114,7 @@ def _start_time(pid: int) -> str | None:
 
 def write_owner(workdir: Path, pid: int | None = None) -> None:
     pid = pid or os.getpid()
-    (workdir / OWNER_FILE).write_text(json.dumps({"pid": pid, "start": _start_time(pid)}))
+    (workdir / OWNER_FILE).write_text(json.dumps({"pid": pid, "start": start_time(pid)}))
 
 
 def owner_alive(workdir: Path) -> bool:
@@ -122,7 +122,7 @@ def owner_alive(workdir: Path) -> bool:
         rec = json.loads((workdir / OWNER_FILE).read_text())
     except (FileNotFoundError, ValueError):
         return True  # not ours to judge: no record, no reaping
-    start = _start_time(int(rec["pid"]))
+    start = start_time(int(rec["pid"]))
     return start is not None and start == rec.get("start")
 
 

@@ -21,7 +21,8 @@ import socket
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.host.lifecycle import _start_time
+from harness.host.cache import cache_root
+from harness.host.lifecycle import start_time
 
 LOW, HIGH = 20000, 32000
 # The components that listen, as kwokctl's configuration names their ports.
@@ -33,8 +34,6 @@ BIND_FAILURE = "address already in use"
 def _registry() -> Path:
     # In the cache, not in /tmp: nothing the kit leaves in temporary folders. Runs with
     # different caches keep apart by the random choice and the bind check, and retry.
-    from harness.build.toolchain import cache_root
-
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     return root / "ports.json"
@@ -76,7 +75,7 @@ def reserve(cluster: str, rng: random.Random | None = None, names: tuple[str, ..
     with _locked() as data:
         # Holders that are gone no longer hold anything.
         for name in [n for n, rec in data.items()
-                     if _start_time(rec["pid"]) is None or _start_time(rec["pid"]) != rec.get("start")]:
+                     if start_time(rec["pid"]) is None or start_time(rec["pid"]) != rec.get("start")]:
             del data[name]
         taken = {p for rec in data.values() for p in rec["ports"]}
         chosen: list[int] = []
@@ -88,7 +87,7 @@ def reserve(cluster: str, rng: random.Random | None = None, names: tuple[str, ..
                     break
         if len(chosen) < len(names):
             raise OSError(f"no {len(names)} free ports between {LOW} and {HIGH}")
-        data[cluster] = {"pid": os.getpid(), "start": _start_time(os.getpid()), "ports": chosen}
+        data[cluster] = {"pid": os.getpid(), "start": start_time(os.getpid()), "ports": chosen}
     return dict(zip(names, chosen))
 
 
