@@ -1,0 +1,189 @@
+"""The client that performs a pod scenario's actions: its objects as the API wants them, and
+the calls that create, change and delete them.
+
+What the API server refuses (a class it will not admit, a pod naming a missing class) is a
+scenario's outcome, not a failure: the refusal's message is kept in ``rejected`` for the
+model to be held against.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from harness.formats.pods import ClassSpec, PdbSpec, PodSpec, Scenario, Step
+from harness.host import lifecycle
+from harness.kube import SLOT, Kube, NotYet, wait_for
+from harness.run.names import SCENARIO_LABEL, Names
+
+REFUSED = (400, 403, 409, 422)  # the API server's refusals a scenario may provoke
+TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
+
+
+def v1_class(c: ClassSpec, names: Names) -> client.V1PriorityClass:
+    return client.V1PriorityClass(
+        metadata=client.V1ObjectMeta(name=names.class_name(c.name), annotations=dict(c.annotations) or None),
+        value=c.value, global_default=c.globalDefault, preemption_policy=c.preemptionPolicy,
+        description=c.description or None)
+
+
+def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
+           pin_to: str | None = None) -> client.V1Pod:
+    def terms(ts):
+        return [client.V1PodAffinityTerm(label_selector=client.V1LabelSelector(match_labels=dict(t.labels)),
+                                         topology_key=TOPOLOGY_KEYS[t.topology]) for t in ts]
+
+    affinity = None
+    if p.podAffinity or p.podAntiAffinity:
+        affinity = client.V1Affinity(
+            pod_affinity=client.V1PodAffinity(required_during_scheduling_ignored_during_execution=terms(p.podAffinity))
+            if p.podAffinity else None,
+            pod_anti_affinity=client.V1PodAntiAffinity(
+                required_during_scheduling_ignored_during_execution=terms(p.podAntiAffinity))
+            if p.podAntiAffinity else None)
+    limits = {SLOT: str(p.slots)} if p.slots else None
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=p.name, labels=dict(p.labels) or None),
+        spec=client.V1PodSpec(
+            priority_class_name=names.class_name(p.priorityClassName) or None,
+            priority=p.priority,
+            preemption_policy=p.preemptionPolicy,
+            termination_grace_period_seconds=p.grace,
+            node_name=node_name,
+            # Only the scenario's own nodes: scenarios side by side never meet.
+            node_selector={SCENARIO_LABEL: names.namespace, **p.nodeSelector,
+                           **({"kubernetes.io/hostname": pin_to} if pin_to else {})},
+            tolerations=[client.V1Toleration(key=t.key or None, operator=t.operator, value=t.value or None,
+                                             effect=t.effect or None) for t in p.tolerations] or None,
+            affinity=affinity,
+            containers=[client.V1Container(name="c", image=image,
+                                           resources=client.V1ResourceRequirements(limits=limits))],
+        ),
+    )
+
+
+class PodClient:
+    """Performs one scenario's actions in its namespace, and remembers what it made and what was refused."""
+
+    def __init__(self, kube: Kube, scenario: Scenario, names: Names, image: str):
+        self.kube, self.s, self.names, self.image = kube, scenario, names, image
+        self.pod_specs: dict[str, PodSpec] = {p.name: p for p in scenario.pods}
+        self.class_specs: dict[str, ClassSpec] = {c.name: c for c in scenario.priorityClasses}
+        self.created_classes: set[str] = set()
+        self.rejected: dict[str, str] = {}  # pod or class name -> the API server's refusal
+
+    def create_class(self, c: ClassSpec) -> str | None:
+        try:
+            self.kube.scheduling.create_priority_class(v1_class(c, self.names))
+        except ApiException as e:
+            if e.status in REFUSED:
+                return api_message(e)
+            raise
+        self.created_classes.add(self.names.class_name(c.name))
+        self.class_specs[c.name] = c
+        return None
+
+    def update_class(self, c: ClassSpec) -> str | None:
+        name = self.names.class_name(c.name)
+        current = self.kube.scheduling.read_priority_class(name)
+        desired = v1_class(c, self.names)
+        desired.metadata.resource_version = current.metadata.resource_version
+        try:
+            self.kube.scheduling.replace_priority_class(name, desired)
+        except ApiException as e:
+            if e.status in REFUSED:
+                return api_message(e)
+            raise
+        self.class_specs[c.name] = c
+        return None
+
+    def create_pod(self, p: PodSpec, node_name: str | None = None, pin_to: str | None = None) -> str | None:
+        self.pod_specs[p.name] = p
+        try:
+            self.kube.core.create_namespaced_pod(self.names.namespace, v1_pod(p, self.names, self.image, node_name, pin_to))
+        except ApiException as e:
+            if e.status in (400, 403, 422):
+                return api_message(e)
+            raise
+        return None
+
+    def pdb_specs(self) -> list[PdbSpec]:
+        return self.s.pdbs + [s.createPdb for s in self.s.steps if s.createPdb]
+
+    def create_pdb(self, b: PdbSpec) -> None:
+        self.kube.policy.create_namespaced_pod_disruption_budget(self.names.namespace, client.V1PodDisruptionBudget(
+            metadata=client.V1ObjectMeta(name=b.name),
+            spec=client.V1PodDisruptionBudgetSpec(min_available=b.minAvailable,
+                                                  selector=client.V1LabelSelector(match_labels=dict(b.selector)))))
+
+    def wait_pdbs_current(self) -> None:
+        """The disruption controller must have counted the pods as they are now.
+
+        Read directly, PDBs and pods together: the count is compared with the status the
+        controller wrote, at one moment, and no verdict rests on it."""
+        ns = self.names.namespace
+
+        def current():
+            for pdb in self.kube.policy.list_namespaced_pod_disruption_budget(ns).items:
+                st = pdb.status
+                if st is None or st.observed_generation != pdb.metadata.generation:
+                    raise NotYet(f"PDB {pdb.metadata.name} not observed yet")
+                spec = next(b for b in self.pdb_specs() if b.name == pdb.metadata.name)
+                healthy = sum(1 for p in self.kube.pods(ns)
+                              if not p.metadata.deletion_timestamp and p.status.phase == "Running"
+                              and all((p.metadata.labels or {}).get(k) == v for k, v in spec.selector.items()))
+                if st.current_healthy != healthy:
+                    raise NotYet(f"PDB {pdb.metadata.name} counts {st.current_healthy} healthy, pods say {healthy}")
+        wait_for(current, 30, "PodDisruptionBudget status to catch up")
+
+    def perform(self, step: Step, cancel: threading.Event | None = None) -> None:
+        if step.createPod is not None:
+            self._refused(step.createPod.name, self.create_pod(step.createPod))
+        elif step.deletePod is not None:
+            # A pod the API server refused never existed: deleting it changes nothing.
+            ignore_missing(lambda: self.kube.core.delete_namespaced_pod(step.deletePod, self.names.namespace))
+        elif step.createClass is not None:
+            self._refused(step.createClass.name, self.create_class(step.createClass))
+        elif step.updateClass is not None:
+            self._refused(step.updateClass.name, self.update_class(step.updateClass))
+        elif step.deleteClass is not None:
+            ignore_missing(lambda: self.kube.scheduling.delete_priority_class(self.names.class_name(step.deleteClass)))
+        elif step.createPdb is not None:
+            self.create_pdb(step.createPdb)
+            self.wait_pdbs_current()
+        elif step.wait is not None:
+            # Time passing is the step itself: nothing to observe instead.
+            lifecycle.pause(step.wait.total_seconds(), cancel)
+
+    def _refused(self, name: str, message: str | None) -> None:
+        if message:
+            self.rejected[name] = message
+
+    def teardown_actions(self) -> list:
+        """What removes the scenario's objects, in order; each is tried even when one before failed."""
+        ns = self.names.namespace
+        return [
+            # Pods first, without grace: the scenario is over, and the sooner the
+            # namespace is gone the sooner an `alone` scenario may start.
+            lambda: self.kube.core.delete_collection_namespaced_pod(ns, grace_period_seconds=0),
+            lambda: self.kube.delete_namespace(ns),
+            *[(lambda c=c: self.kube.scheduling.delete_priority_class(c)) for c in self.created_classes],
+        ]
+
+
+def ignore_missing(call) -> None:
+    try:
+        call()
+    except ApiException as e:
+        if e.status != 404:
+            raise
+
+
+def api_message(e: ApiException) -> str:
+    try:
+        return json.loads(e.body).get("message", e.reason)
+    except (TypeError, ValueError):
+        return str(e.reason)

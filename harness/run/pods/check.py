@@ -1,0 +1,160 @@
+"""Reading a pod scenario's recorded history as the model sees the cluster, and judging a step.
+
+Pods, their conditions, nominations and the Preempted events come from the watch history
+(``PodLog``), never from a poll. Priority classes and PDB status are read directly when a
+step starts: the runner made the classes itself and they change only by its own actions,
+and a PDB's status is the disruption controller's count, which ``wait_pdbs_current``
+already waited to be current; watches on them would add two threads per scenario for no
+verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+
+from kubernetes.client.exceptions import ApiException
+
+from harness.formats.pods import Scenario, to_class, to_node, to_pdb, to_pod
+from harness.kube import condition, disrupted_by_preemption
+from harness.run.faults import Fault, preempted_again
+from harness.run.names import Names
+from harness.run.pods.act import PodClient
+from harness.run.pods.compare import compare
+from harness.run.pods.expectation import Mismatch
+from harness.run.pods.history import PodLog
+from reference import scheduler as sched
+from reference.objects import ClusterState
+from reference.scheduler import PodView, World
+
+
+def pod_views(log: PodLog, names: Names, rejected: dict[str, str]) -> tuple[dict[str, PodView], dict[str, int]]:
+    """Each pod as the model's views put it, and each pod's priority, from the recorded history."""
+    preempted = log.preempted()
+    out: dict[str, PodView] = {}
+    priorities: dict[str, int] = {}
+    for v in log.pods():
+        phase = "terminating" if v.metadata.deletion_timestamp else ("running" if v.spec.node_name else "pending")
+        out[v.metadata.name] = PodView(phase, names.scenario_node(v.spec.node_name or ""),
+                                       names.scenario_node(v.status.nominated_node_name or ""),
+                                       v.metadata.name in preempted)
+        priorities[v.metadata.name] = v.spec.priority
+    for name in preempted:
+        out.setdefault(name, PodView("gone", preempted=True))
+    for name in rejected:
+        out.setdefault(name, PodView("rejected"))
+    return out, priorities
+
+
+def messages(log: PodLog) -> dict[str, str]:
+    """Each pending pod's scheduling failure message (its PodScheduled=False condition)."""
+    out = {}
+    for v in log.pods():
+        c = condition(v, "PodScheduled")
+        if not v.spec.node_name and c is not None and c.status == "False" and c.message:
+            out[v.metadata.name] = c.message
+    return out
+
+
+def was_attempted(log: PodLog, name: str) -> bool:
+    """Whether the scheduler has tried the pod: bound, or marked unschedulable; a pod gone counts.
+    A pod not recorded yet has not been tried (the runner created it: its version is on the way)."""
+    pod = log.pod(name)
+    if pod is None:
+        return log.seen(name)
+    return condition(pod, "PodScheduled") is not None  # True (bound) or False (tried and failed)
+
+
+def faults(log: PodLog, release: str, build: str) -> list[Fault]:
+    """What no specification allows, named, with the events that show it."""
+    return preempted_again(log.preempted_events(), release, build)
+
+
+def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, release: str) -> World:
+    """The cluster as the model sees it, with the real times."""
+    names = act.names
+    classes = []
+    for name in act.created_classes:
+        try:
+            pc = act.kube.scheduling.read_priority_class(name)
+        except ApiException as e:
+            if e.status == 404:
+                continue
+            raise
+        spec = act.class_specs.get(names.unprefix(name))
+        if spec is not None:
+            classes.append(to_class(spec.model_copy(update={
+                "value": pc.value, "globalDefault": bool(pc.global_default),
+                "preemptionPolicy": pc.preemption_policy or "PreemptLowerPriority",
+                "annotations": dict(pc.metadata.annotations or {})})))
+    pods, parked = [], []
+    for v in log.pods():
+        spec = act.pod_specs.get(v.metadata.name)
+        if spec is None:
+            continue
+        sched_cond = condition(v, "PodScheduled")
+        scheduled_at = sched_cond.last_transition_time if sched_cond is not None and sched_cond.status == "True" else None
+        pods.append(to_pod(
+            spec, "default",
+            priority_class_name=names.unprefix(v.spec.priority_class_name or ""),
+            priority=v.spec.priority or 0,
+            preemption_policy=v.spec.preemption_policy or "PreemptLowerPriority",
+            node_name=names.scenario_node(v.spec.node_name or ""),
+            nominated_node_name=names.scenario_node(v.status.nominated_node_name or ""),
+            scheduled_at=scheduled_at,
+            start_time=v.status.start_time,
+            deletion_timestamp=v.metadata.deletion_timestamp,  # already includes the grace period
+            disruption_target_by_preemption=disrupted_by_preemption(v),
+            # A pod put back as unschedulable re-enters the queue then.
+            queued_at=sched_cond.last_transition_time if sched_cond is not None and sched_cond.status == "False"
+            else v.metadata.creation_timestamp,
+        ))
+        if not v.spec.node_name and sched_cond is not None and sched_cond.status == "False":
+            parked.append((f"default/{v.metadata.name}", sched_cond.last_transition_time))
+    pdbs = []
+    for b in act.kube.policy.list_namespaced_pod_disruption_budget(names.namespace).items:
+        spec = next((x for x in act.pdb_specs() if x.name == b.metadata.name), None)
+        if spec is None:
+            continue
+        st = b.status
+        pdbs.append(replace(to_pdb(spec, "default", st.disruptions_allowed if st else 0),
+                            disrupted_pods=tuple((st.disrupted_pods or {}) if st else {})))
+    state = ClusterState(tuple(classes), tuple(to_node(n) for n in scenario.nodes), tuple(pods), tuple(pdbs))
+    return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
+                 preempted=frozenset(f"default/{n}" for n in log.preempted()),
+                 rejected=tuple(act.rejected.items()))
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look at a step in progress: the closest allowed world and what differs from it."""
+
+    world: World
+    mismatches: list[Mismatch]
+    observed: dict[str, PodView]
+    priorities: dict[str, int]
+    attempted: bool
+
+    @property
+    def settled(self) -> bool:
+        return not self.mismatches and self.attempted
+
+
+def look(log: PodLog, names: Names, rejected: dict[str, str], worlds: list[World], must_attempt: set[str]) -> Look:
+    observed, priorities = pod_views(log, names, rejected)
+    # Where the scheduler may choose, each choice is a world of its own: the closest one counts.
+    scored = [(w, compare(sched.view(w), observed, dict(w.allowed_nodes))) for w in worlds]
+    world, mismatches = min(scored, key=lambda wm: len(wm[1]))
+    return Look(world, mismatches, observed, priorities, all(was_attempted(log, n) for n in must_attempt))
+
+
+def reasons(before: World, predicted: World, outcomes: int) -> list[str]:
+    """The model's reasons for its prediction of one step, as the report prints them."""
+    out = list(predicted.log[len(before.log):])
+    for pr in predicted.predictions[len(before.predictions):]:
+        for v in pr.per_node:
+            extra = "; ".join(f"{k} {why}" for k, why in v.exempted)
+            out.append(f"  {pr.pod} node {v.node}: {v.reason}" + (f"; exempted: {extra}" if extra else ""))
+    if outcomes > 1:
+        out.append(f"  ({outcomes} outcomes allowed by ties; the closest is shown)")
+    return out
