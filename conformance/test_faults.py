@@ -17,7 +17,7 @@ import pytest
 from harness.clusters.local import ClusterOptions, LocalCluster
 from harness.errors import KitError
 
-# They start local clusters of their own: a run on another cluster deselects them (conftest).
+# They start local clusters of their own: a run on another cluster deselects them (plugin/collection.py).
 pytestmark = [pytest.mark.cluster, pytest.mark.local_clusters]
 
 

@@ -18,33 +18,7 @@ from harness.errors import KitError
 pytestmark = pytest.mark.karmada
 
 
-@pytest.fixture(scope="session")
-def karmada_plane(request: pytest.FixtureRequest):
-    from harness.clusters.karmada import KarmadaOptions, KarmadaPlane
-
-    config = request.config
-    wanted = max((len(s.members) for s in config._binding_scenarios), default=1)
-    plane = KarmadaPlane(KarmadaOptions(
-        members=tuple(f"m{i + 1}" for i in range(wanted)),
-        release=config.getoption("--k8s-version") or "",
-        scheduler_binary=config.getoption("--karmada-scheduler-binary"),
-        scheduler_gates=config._karmada_gates,
-        scheduler_verbosity=config.getoption("--scheduler-verbosity")))
-    problem = None
-    try:
-        plane.up()
-    except KitError as e:
-        problem = str(e)
-    if problem:
-        pytest.fail(f"Karmada control plane not available: {problem}", pytrace=False)
-    config._karmada_timings = plane.timings
-    try:
-        yield plane
-    finally:
-        plane.down()
-
-
-def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, request: pytest.FixtureRequest):
+def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run, request: pytest.FixtureRequest):
     from harness.run.bindings.scenario_run import BindingRun
 
     started = time.monotonic()
@@ -56,7 +30,7 @@ def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, request:
         _keep(request, binding_scenario.id, [str(e)], run.history_lines, karmada_plane.logs_since(marks))
         pytest.fail(f"{binding_scenario.id}: the kit could not run it: {e}", pytrace=False)
     finally:
-        request.config._karmada_seconds = getattr(request.config, "_karmada_seconds", 0.0) + time.monotonic() - started
+        kit_run.karmada_seconds += time.monotonic() - started
     failed = [v for v in verdicts if v.differences]
     if failed:
         lines = [f"{binding_scenario.id}: Karmada did not do what the model predicts"]

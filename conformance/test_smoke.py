@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from harness.clusters.local import slug, split_target
 from harness.run.pods.history import PodHistory
 from harness.kube import SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
 from harness.run.faults import preempted_again
+from harness.targets import slug, split_target
 
 pytestmark = [pytest.mark.cluster, pytest.mark.smoke]
 

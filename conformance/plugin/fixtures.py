@@ -1,0 +1,180 @@
+"""The suite's fixtures: the cluster under test, its nodes, each target's batch of scenarios, the Karmada plane."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from harness.clusters.local import LocalCluster
+from harness.errors import KitError
+from harness.kube import Kube
+from harness.targets import split_target
+from conformance.plugin.session import kind_session, selected
+from conformance.plugin.state import RunState, run_state
+
+
+@dataclass(frozen=True)
+class ClusterUnderTest:
+    """A ready cluster for one target: its API, and the local cluster when the kit started one."""
+
+    kube: Kube
+    local: LocalCluster | None = None
+
+
+@pytest.fixture
+def copy() -> int:
+    """Which copy of a scenario a test reports (--repeat); the only one otherwise."""
+    return 0
+
+
+@pytest.fixture(scope="session")
+def kit_run(request: pytest.FixtureRequest) -> RunState:
+    """The run's state: its options as read once, its scenarios, what it started and timed."""
+    return run_state(request.config)
+
+
+@pytest.fixture(scope="session")
+def run_id(kit_run: RunState) -> str:
+    return kit_run.run_id
+
+
+@pytest.fixture(scope="session")
+def cluster(kit_run: RunState, build: str):
+    """A ready cluster for one scheduler build; torn down at the end, whatever happens."""
+    opts = kit_run.options
+    if opts.kubeconfig is not None:
+        kube = Kube(opts.kubeconfig)
+        try:
+            kube.check_reachable()
+        except KitError as e:
+            pytest.fail(f"cluster not available: {e}", pytrace=False)
+        yield ClusterUnderTest(kube)
+        kube.close()
+        return
+    if opts.kind:
+        problem = None
+        try:
+            with kind_session(kit_run, build) as run:
+                yield ClusterUnderTest(run.kube)
+        except KitError as e:
+            problem = str(e)
+        if problem:
+            pytest.fail(f"kind cluster not available: {problem}", pytrace=False)
+        return
+    # The local clusters are the run's, started at collection and stopped at session end.
+    try:
+        local = kit_run.local_clusters.get(build)
+    except KitError as e:
+        pytest.fail(f"cluster not available: {e}", pytrace=False)
+    kube = Kube(local.kubeconfig)
+    try:
+        yield ClusterUnderTest(kube, local)
+    finally:
+        kube.close()
+
+
+@pytest.fixture(scope="session")
+def kube(cluster: ClusterUnderTest) -> Kube:
+    return cluster.kube
+
+
+@pytest.fixture(scope="session")
+def local_cluster(cluster: ClusterUnderTest) -> LocalCluster | None:
+    return cluster.local
+
+
+@pytest.fixture(scope="session")
+def node_source(kube: Kube):
+    """kwok nodes made per scenario (on kind too: the kit runs a kwok controller there)."""
+    from harness.run.pods.nodes import KwokNodes
+
+    return KwokNodes()
+
+
+@pytest.fixture(scope="session")
+def real_nodes(kit_run: RunState, build: str, kube: Kube):
+    """(kind) the cluster's workers, with real kubelets, lent to one scenario at a time."""
+    from harness.run.pods.nodes import RealNodes
+
+    run = kit_run.kind_runs.get(build)
+    if run is None:
+        pytest.fail("real kubelets are only on --cluster kind", pytrace=False)
+    return RealNodes(run.workers)
+
+
+def _asked(request: pytest.FixtureRequest, state: RunState, param: str, build: str) -> list:
+    """The run's scenarios (in catalogue order) that this session's tests ask of ``build``."""
+    ids = {s.id for s in selected(request.session.items, param, build)}
+    return [s for s in state.scenarios if s.id in ids]
+
+
+@pytest.fixture(scope="session")
+def batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, run_id: str):
+    """The target's scenarios, run side by side; on the kit's local clusters, started at collection."""
+    from harness.run.batch import Batch
+
+    state, opts = kit_run, kit_run.options
+    clusters = state.local_clusters
+    if clusters is not None and build in clusters.batches:
+        # Started at collection, on the run's own clusters; here we only wait for it.
+        try:
+            b = clusters.batches[build].result()
+        except KitError as e:
+            pytest.fail(f"cluster not available: {e}", pytrace=False)
+    else:
+        c: ClusterUnderTest = request.getfixturevalue("cluster")
+        b = Batch(_asked(request, state, "scenario", build), c.kube, c.local, split_target(build)[0], run_id,
+                  request.getfixturevalue("node_source"), opts.repeat,
+                  stop_at_first_failure=opts.stop_at_first_failure, artifacts=opts.artifacts)
+        b.run()
+    yield b
+    if b.results:
+        longest = max(b.results.values(), key=lambda r: r.seconds)
+        state.timing_lines.append(f"[{build}] {len(b.results)} scenarios in {b.wall:.1f} s wall time; "
+                                  f"longest: {longest.scenario.id} {longest.seconds:.1f} s")
+        state.longest = max(state.longest, longest.seconds)
+
+
+@pytest.fixture(scope="session")
+def real_batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, run_id: str, real_nodes):
+    """(kind) the real-kubelet scenarios of the target, one at a time on the lent workers."""
+    from harness.run.batch import Batch
+
+    state, opts = kit_run, kit_run.options
+    c: ClusterUnderTest = request.getfixturevalue("cluster")
+    # A run id of its own: the kwok batch's namespaces of the same scenarios may still be going.
+    b = Batch(_asked(request, state, "real_scenario", build), c.kube, c.local, split_target(build)[0],
+              run_id + "r", real_nodes, stop_at_first_failure=opts.stop_at_first_failure,
+              artifacts=opts.artifacts / "real-kubelets")
+    b.run()
+    state.timing_lines.append(f"[{build}] {len(b.results)} scenarios on real kubelets in {b.wall:.1f} s wall time")
+    return b
+
+
+@pytest.fixture(scope="session")
+def karmada_plane(kit_run: RunState):
+    """The run's one Karmada control plane (its API server and members: the kit's local clusters)."""
+    from harness.clusters.karmada import KarmadaOptions, KarmadaPlane
+
+    state, opts = kit_run, kit_run.options
+    wanted = max((len(s.members) for s in state.binding_scenarios), default=1)
+    plane = KarmadaPlane(KarmadaOptions(
+        members=tuple(f"m{i + 1}" for i in range(wanted)),
+        release=opts.k8s_version or "",
+        scheduler_binary=opts.karmada_scheduler_binary,
+        scheduler_gates=state.karmada_gates,
+        scheduler_verbosity=opts.scheduler_verbosity))
+    problem = None
+    try:
+        plane.up()
+    except KitError as e:
+        problem = str(e)
+    if problem:
+        pytest.fail(f"Karmada control plane not available: {problem}", pytrace=False)
+    state.karmada_timings = plane.timings  # the plane's own: it adds its teardown's, left out of the summary
+    try:
+        yield plane
+    finally:
+        plane.down()
+

@@ -1,0 +1,172 @@
+"""The kit's pytest options, and the checks of their combinations before anything starts.
+
+A wrong option or combination is one usage error (``pytest.UsageError``) naming the option;
+a bad scenario file is one too, with its file and field. The options' names and defaults are
+the README's and ``.ci/run``'s: they do not change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import KitError
+from harness.targets import BUILDS
+from conformance.plugin.state import RUN, RunOptions, RunState
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("priority-conformance")
+    g.addoption("--scheduler", default="plugins",
+                help="scheduler build(s) under test, comma-separated: plugins (scheduler-plugins with "
+                     "PreemptionToleration, default) and/or upstream (kube-scheduler with DefaultPreemption)")
+    g.addoption("--k8s-version", default=None, metavar="RELEASE",
+                help="Kubernetes release(s) of the whole local control plane, comma-separated (1.35,1.37) or "
+                     "all; each build runs on each release where it builds (default: the newest release on "
+                     "which both builds run). With several, the run ends with a scenario x release table")
+    g.addoption("--scheduler-binary", type=Path, default=None,
+                help="run this kube-scheduler binary instead of the kit's build (its semantics: --scheduler)")
+    g.addoption("--scheduler-config", type=Path, default=None,
+                help="KubeSchedulerConfiguration for the scheduler instead of the kit's")
+    g.addoption("--keep-cluster", action="store_true",
+                help="leave the local cluster running at the end and print its kubeconfig")
+    g.addoption("--kubeconfig", type=Path, default=None,
+                help="use the existing cluster this kubeconfig points at (explicit opt-in; nothing is started)")
+    g.addoption("--cluster", choices=["local", "kind"], default="local",
+                help="where to run: the embedded local cluster (default) or a kind cluster (see README)")
+    g.addoption("--kind-binary", default=None,
+                help="with --cluster kind: the kind binary to use (default: the kit's build of the pinned kind)")
+    g.addoption("--kind-node-image", default=None, metavar="IMAGE",
+                help="with --cluster kind: the node image, already on this Docker host (default: the kit's "
+                     "offline build of its own release, `./kit kind-image`)")
+    g.addoption("--scheduler-image", default=None,
+                help="with --cluster kind: the kube-scheduler image under test, already on this Docker host "
+                     "(default: the node image's own for upstream, the kit's scheduler-plugins build for plugins)")
+    g.addoption("--repeat", type=int, default=1, metavar="N",
+                help="run each selected scenario N times side by side (to reproduce a rare failure); "
+                     "each copy is a test of its own")
+    g.addoption("--scheduler-verbosity", type=int, default=None, metavar="V",
+                help="the local cluster's kube-scheduler logs at -v=V (its log lines land in a failing "
+                     "scenario's artifacts); 4 shows each scheduling attempt, 5 the queue's moves")
+    g.addoption("--artifacts", type=Path, default=Path("artifacts"), metavar="DIR",
+                help="where failing scenarios leave their pods, events and scheduler log lines (default: artifacts)")
+    g.addoption("--scenarios", type=Path, action="append", default=None, metavar="PATH",
+                help="run these scenario files or folders instead of the kit's catalogue (repeatable; "
+                     "add --scenarios scenarios to run the catalogue too)")
+    g.addoption("--no-cluster", action="store_true",
+                help="skip every test that needs a cluster (they are reported as skipped, not passed)")
+    g.addoption("--system", choices=["pods", "karmada"], default="pods",
+                help="what is under test: pods (kube-scheduler builds, default) or karmada (binding priority: "
+                     "karmada-controller-manager and karmada-scheduler on a local Karmada control plane)")
+    g.addoption("--karmada-scheduler-binary", type=Path, default=None,
+                help="with --system karmada: run this karmada-scheduler binary instead of the kit's build")
+    g.addoption("--karmada-scheduler-gates", default=None, metavar="GATE=BOOL,...",
+                help="with --system karmada: feature gates of karmada-scheduler over the kit's and the "
+                     "scenario's (PriorityBasedScheduling=false runs a misconfigured scheduler the suite must catch)")
+
+
+def targets(opts: RunOptions) -> list[str]:
+    """The targets under test: a build, or build@release when --k8s-version is given."""
+    builds = [b.strip() for b in opts.scheduler.split(",") if b.strip()]
+    bad = [b for b in builds if b not in BUILDS]
+    if bad or not builds:
+        raise pytest.UsageError(f"--scheduler: unknown build {bad}: choose from {', '.join(BUILDS)}")
+    if opts.kubeconfig and len(builds) > 1:
+        raise pytest.UsageError("--kubeconfig runs one existing cluster: give a single --scheduler")
+    wanted = opts.k8s_version
+    if wanted is None:
+        return builds
+    if opts.kubeconfig or opts.cluster != "local":
+        raise pytest.UsageError("--k8s-version chooses the release of the local cluster the kit starts; "
+                                "an existing or kind cluster runs the release it runs")
+    from harness.build import toolchain
+
+    known = toolchain.releases()
+    chosen = known if wanted.strip() == "all" else [r.strip() for r in wanted.split(",") if r.strip()]
+    unknown = [r for r in chosen if r not in known]
+    if unknown or not chosen:
+        raise pytest.UsageError(f"--k8s-version: no release {', '.join(unknown) or repr(wanted)}: "
+                                f"choose from {', '.join(known)} or all")
+    own_binary = opts.scheduler_binary is not None
+    found = [f"{b}@{r}" for r in chosen for b in builds
+             if b != "plugins" or own_binary or toolchain.has_plugins(r)]
+    if not found:
+        raise pytest.UsageError(f"--k8s-version {wanted}: no scheduler-plugins release builds on it; "
+                                f"the plugins build runs on {', '.join(r for r in known if toolchain.has_plugins(r))}")
+    return found
+
+
+def load_scenarios(state: RunState) -> None:
+    """A bad scenario file stops the run before anything starts, with its file and field."""
+    from harness.formats.pods import ScenarioError, load_sources
+
+    try:
+        if state.options.karmada:
+            from harness.formats.bindings import load_sources as load_binding_sources
+
+            state.binding_scenarios = load_binding_sources(_paths(state.options.scenarios))
+        else:
+            state.scenarios = load_sources(_paths(state.options.scenarios))
+    except ScenarioError as e:
+        raise pytest.UsageError(f"invalid scenario: {e}") from None
+
+
+def _paths(scenarios: tuple[Path, ...] | None) -> list[Path] | None:
+    return list(scenarios) if scenarios is not None else None
+
+
+def check_karmada(state: RunState) -> None:
+    from harness.build import toolchain
+    from harness.clusters.karmada import parse_gates
+
+    opts = state.options
+    if opts.cluster != "local" or opts.kubeconfig:
+        raise pytest.UsageError("--system karmada runs on the local Karmada control plane the kit starts; "
+                                "--cluster kind and --kubeconfig are for pod scheduling")
+    release = opts.k8s_version
+    if release is not None and release not in toolchain.releases():
+        raise pytest.UsageError(f"--k8s-version: with --system karmada, one release of "
+                                f"{', '.join(toolchain.releases())} for its API server and members")
+    try:
+        state.karmada_gates = parse_gates(opts.karmada_scheduler_gates or "")
+    except KitError as e:
+        raise pytest.UsageError(f"--karmada-scheduler-gates: {e}") from None
+
+
+def check_kind(state: RunState) -> None:
+    """A Docker host that cannot run kind is one error before anything is built."""
+    from harness.build.node_image import image_exists
+    from harness.clusters.kind import preflight
+
+    opts = state.options
+    try:
+        state.kind_binary = preflight(opts.kind_binary)
+    except KitError as e:
+        raise pytest.UsageError(str(e)) from None
+    if opts.kind_node_image and not image_exists(opts.kind_node_image):
+        raise pytest.UsageError(f"--kind-node-image {opts.kind_node_image}: no such image "
+                                "on this Docker host (the kit pulls nothing)")
+
+
+def check_files(opts: RunOptions) -> None:
+    if opts.kind and opts.scheduler_config:
+        raise pytest.UsageError("--scheduler-config is for the local cluster: on kind the kit mounts its own "
+                                "configuration of each build (see kind-config.yaml)")
+    for opt, p in (("--scheduler-binary", opts.scheduler_binary), ("--scheduler-config", opts.scheduler_config),
+                   ("--kubeconfig", opts.kubeconfig), ("--karmada-scheduler-binary", opts.karmada_scheduler_binary)):
+        if p is not None and not p.is_file():
+            raise pytest.UsageError(f"{opt}: file not found: {p}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The checks in this order: with several mistakes, the same one is reported first as before.
+    opts = RunOptions.of(config)
+    state = RunState(options=opts, targets=targets(opts))
+    load_scenarios(state)
+    if opts.karmada:
+        check_karmada(state)
+    if opts.kind and not (opts.no_cluster or opts.collect_only):
+        check_kind(state)
+    check_files(opts)
+    config.stash[RUN] = state

@@ -1,0 +1,245 @@
+"""The run's clusters and batches: built before the first test, started at collection, gone at the end.
+
+On the local cluster (the default) every target's scenarios start in the background as soon
+as the tests are collected (``LocalClusters``), while other tests (faults, smoke) run; the
+scenario tests then only wait for their batch. On kind, one kind cluster per target for the
+session (``kind_session``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Iterator
+
+import pytest
+
+from harness.host import lifecycle
+from harness.clusters.local import ClusterOptions, LocalCluster
+from harness.errors import KitError
+from harness.kube import Kube
+from harness.targets import slug, split_target
+from conformance.plugin.state import RUN, RunOptions, RunState, run_state
+
+BATCHES_AT_ONCE = 2  # targets (build@release) running their scenarios at the same time
+
+
+class LocalClusters:
+    """The run's local clusters: one per build, started together, each build's scenarios run in
+    the background from the moment tests are collected, while other tests (faults, smoke) run."""
+
+    def __init__(self, options: RunOptions, run_id: str):
+        self.opts, self.run_id = options, run_id
+        self._lock = threading.Lock()
+        self._clusters: dict[str, Future] = {}
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clusters")
+        self.batches: dict[str, Future] = {}  # by target: its Batch, once run
+        self.running: dict = {}  # by target: its Batch from the moment it starts (for the matrix, -x)
+        self._ending = threading.Event()
+        self.started = time.monotonic()
+        self._peak = 0
+        self._made: list[LocalCluster] = []  # every cluster of this run, for the memory figure
+        self._done = threading.Event()
+        self._drained = threading.Event()  # every batch has ended
+        threading.Thread(target=self._watch_memory, name="memory", daemon=True).start()
+
+    def _watch_memory(self) -> None:
+        while not self._done.wait(1):
+            self._peak = max(self._peak, self._rss())
+
+    def _rss(self) -> int:
+        return lifecycle.rss_of_kit([c.workdir for c in list(self._made) if c.workdir is not None])
+
+    def peak_rss(self) -> int:
+        return max(self._peak, self._rss())
+
+    def options(self, target: str, suffix: str = "") -> ClusterOptions:
+        build, release = split_target(target)
+        return ClusterOptions(build=build, release=release or "", scheduler_binary=self.opts.scheduler_binary,
+                              scheduler_config=self.opts.scheduler_config,
+                              scheduler_verbosity=self.opts.scheduler_verbosity,
+                              name=f"prio-{slug(target)}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
+
+    def _up(self, build: str) -> LocalCluster:
+        local = LocalCluster(self.options(build))
+        self._made.append(local)
+        local.up()
+        return local
+
+    def get(self, build: str) -> LocalCluster:
+        with self._lock:
+            if build not in self._clusters:
+                self._clusters[build] = self._pool.submit(self._up, build)
+        return self._clusters[build].result()
+
+    def own(self, build: str, suffix: str) -> LocalCluster:
+        """A further cluster of the build for one scenario; the caller brings it up and down."""
+        local = LocalCluster(self.options(build, suffix))
+        self._made.append(local)
+        return local
+
+    def _run_batch(self, target: str, scenarios: list):
+        from harness.run.batch import Batch
+        from harness.run.pods.nodes import KwokNodes
+
+        local = self.get(target)
+        kube = Kube(local.kubeconfig)
+        try:
+            b = self.running[target] = Batch(
+                scenarios, kube, local, split_target(target)[0], self.run_id, KwokNodes(), self.opts.repeat,
+                stop_at_first_failure=self.opts.stop_at_first_failure, artifacts=self.opts.artifacts,
+                alone_cluster=lambda suffix: self.own(target, suffix),
+                release=local.options.release)
+            if self._ending.is_set():
+                b.cancel()
+            b.run()
+            return b
+        finally:
+            kube.close()
+
+    def start_batches(self, wanted: dict[str, list]) -> None:
+        """Each target's scenarios, in the background, at most ``BATCHES_AT_ONCE`` at a time in
+        release order (more at once starve each other of CPU on a small machine, and a starved
+        scheduler fails timing-sensitive scenarios); by default that is both builds together."""
+        order = list(wanted)
+        for target in order:
+            self.batches[target] = Future()
+
+        def drive() -> None:
+            try:
+                for i in range(0, len(order), BATCHES_AT_ONCE):
+                    turn = order[i:i + BATCHES_AT_ONCE]
+                    if self._ending.is_set():
+                        for t in turn:
+                            self.batches[t].set_exception(KitError("the run was stopped before this target's turn"))
+                        continue
+                    running = {t: self._pool.submit(self._run_batch, t, wanted[t]) for t in turn}
+                    for t, f in running.items():
+                        try:
+                            self.batches[t].set_result(f.result())
+                        except BaseException as e:
+                            self.batches[t].set_exception(e)
+            finally:
+                self._drained.set()
+
+        threading.Thread(target=drive, name="batches", daemon=True).start()
+
+    def down_all(self) -> None:
+        # Tests that ended early (-x, an interrupt) leave batches running: their verdicts are
+        # no longer wanted, and every scenario stops at its next poll.
+        self._ending.set()
+        for b in list(self.running.values()):
+            b.cancel()
+        if self.batches:
+            self._drained.wait(30)
+        for build, f in self._clusters.items():
+            try:
+                local = f.result()
+            except BaseException:
+                continue  # up() removed what it had started
+            if self.opts.keep_cluster and not lifecycle.stopping():
+                local.keep()
+                print(f"\nkept the {build} cluster: KUBECONFIG={local.kubeconfig}; "
+                      f"stop it with: KWOK_WORKDIR={local.workdir} kwokctl --name {local.name} delete cluster")
+            else:
+                local.down()
+        self._done.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # SIGTERM and SIGHUP tear down like Ctrl-C, and Ctrl-C works even if inherited as ignored.
+    lifecycle.install_signal_handlers()
+
+
+def modules_needed(state: RunState) -> dict[str | None, tuple[str, ...]]:
+    """The components, by release, that the local clusters of this run will start binaries from."""
+    opts = state.options
+    if opts.karmada and not opts.no_cluster:
+        # Karmada's API server and its members are the kit's own local clusters.
+        return {opts.k8s_version: ("etcd", "kwok", "kubernetes", "karmada")}
+    if not opts.local_mode:
+        return {}
+    out: dict[str | None, list[str]] = {}
+    for target in state.targets:
+        build, release = split_target(target)
+        modules = out.setdefault(release, ["etcd", "kwok", "kubernetes"])
+        if build == "plugins" and opts.scheduler_binary is None and "scheduler-plugins" not in modules:
+            modules.append("scheduler-plugins")
+    return {r: tuple(m) for r, m in out.items()}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Build everything before the first test, once, with its progress on the terminal.
+
+    Building inside a test would hide the progress in captured output and let
+    two tests (or a test's subprocess) start the same build; the build lock
+    in ``toolchain`` keeps other processes out too.
+    """
+    config = session.config
+    state = run_state(config)
+    opts = state.options
+    needed = modules_needed(state)
+    kind_image = opts.kind and not opts.kind_node_image and not opts.no_cluster
+    if not (needed or kind_image) or opts.collect_only:
+        return
+    from harness.build import toolchain
+
+    capman = config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        try:
+            for release, modules in needed.items():
+                toolchain.ensure_all(modules, release)
+            if kind_image:
+                from harness.build import node_image
+
+                node_image.ensure()
+        except KitError as e:
+            what = "the kind node image" if kind_image else "the control plane"
+            raise pytest.UsageError(f"cannot build {what}: {e}") from None
+
+
+def selected(items: list[pytest.Item], param: str, build: str) -> list:
+    """The scenarios the session's tests ask of ``build`` through ``param``, in collection order."""
+    out: list = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if param in params and params.get("build") == build and params[param] not in out:
+            out.append(params[param])
+    return out
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start every build's cluster, and its scenarios, as soon as the tests are known."""
+    state = run_state(session.config)
+    if not state.options.local_mode or state.options.collect_only:
+        return
+    clusters = state.local_clusters = LocalClusters(state.options, state.run_id)
+    wanted = {t: selected(session.items, "scenario", t) for t in state.targets}
+    clusters.start_batches({t: s for t, s in wanted.items() if s})
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(RUN, None)
+    if state is not None and state.local_clusters is not None:
+        state.local_clusters.down_all()
+
+
+@contextmanager
+def kind_session(state: RunState, build: str) -> Iterator:
+    """The kind cluster of ``build`` for the session (a ``KindRun``); its timings go to the summary."""
+    from harness.clusters import kind
+
+    opts = state.options
+    with kind.cluster_for(build, state.kind_binary, image=opts.kind_node_image,
+                          scheduler_image=opts.scheduler_image, scheduler_binary=opts.scheduler_binary,
+                          keep=opts.keep_cluster) as run:
+        state.kind_runs[build] = run
+        state.timing_lines.append(
+            f"[{build}] kind cluster {run.name}: created in {run.timings['create']:.1f} s, "
+            f"ready (CNI, scheduler, kwok) in {run.timings['ready']:.1f} s")
+        yield run

@@ -1,0 +1,101 @@
+"""The run's state, kept in ``config.stash``: the options as read once, and what the run makes.
+
+Every part of the plugin (options, session, fixtures, reporting) reads and writes this one
+object instead of attributes hung on the pytest config.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from harness.clusters.kind import KindRun
+    from conformance.plugin.session import LocalClusters
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The kit's command-line options (their names and defaults: ``options.pytest_addoption``)."""
+
+    scheduler: str
+    k8s_version: str | None
+    scheduler_binary: Path | None
+    scheduler_config: Path | None
+    keep_cluster: bool
+    kubeconfig: Path | None
+    cluster: str
+    kind_binary: str | None
+    kind_node_image: str | None
+    scheduler_image: str | None
+    repeat: int
+    scheduler_verbosity: int | None
+    artifacts: Path
+    scenarios: tuple[Path, ...] | None
+    no_cluster: bool
+    system: str
+    karmada_scheduler_binary: Path | None
+    karmada_scheduler_gates: str | None
+    collect_only: bool  # pytest's own --collect-only: nothing is built or started
+    stop_at_first_failure: bool  # pytest's own -x
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> RunOptions:
+        scenarios = config.getoption("--scenarios")
+        return cls(
+            scheduler=config.getoption("--scheduler"), k8s_version=config.getoption("--k8s-version"),
+            scheduler_binary=config.getoption("--scheduler-binary"),
+            scheduler_config=config.getoption("--scheduler-config"),
+            keep_cluster=config.getoption("--keep-cluster"), kubeconfig=config.getoption("--kubeconfig"),
+            cluster=config.getoption("--cluster"), kind_binary=config.getoption("--kind-binary"),
+            kind_node_image=config.getoption("--kind-node-image"),
+            scheduler_image=config.getoption("--scheduler-image"), repeat=config.getoption("--repeat"),
+            scheduler_verbosity=config.getoption("--scheduler-verbosity"),
+            artifacts=config.getoption("--artifacts"),
+            scenarios=tuple(scenarios) if scenarios is not None else None,
+            no_cluster=config.getoption("--no-cluster"), system=config.getoption("--system"),
+            karmada_scheduler_binary=config.getoption("--karmada-scheduler-binary"),
+            karmada_scheduler_gates=config.getoption("--karmada-scheduler-gates"),
+            collect_only=config.getoption("collectonly"),
+            stop_at_first_failure=config.getoption("maxfail") == 1)
+
+    @property
+    def karmada(self) -> bool:
+        return self.system == "karmada"
+
+    @property
+    def kind(self) -> bool:
+        return self.cluster == "kind"
+
+    @property
+    def local_mode(self) -> bool:
+        """Whether this run starts local pod-scheduling clusters (a Karmada run starts its own plane)."""
+        return not (self.no_cluster or self.kubeconfig or self.cluster != "local" or self.karmada)
+
+
+@dataclass
+class RunState:
+    options: RunOptions
+    targets: list[str]  # build, or build@release with --k8s-version, in the order reports list them
+    scenarios: list = field(default_factory=list)  # pod scenarios (--system pods)
+    binding_scenarios: list = field(default_factory=list)  # Karmada scenarios (--system karmada)
+    karmada_gates: dict[str, bool] = field(default_factory=dict)
+    kind_binary: Path | None = None  # what the kind preflight found
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
+    local_clusters: LocalClusters | None = None  # the run's own local clusters, once collected
+    kind_runs: dict[str, KindRun] = field(default_factory=dict)  # by target
+    timing_lines: list[str] = field(default_factory=list)  # for the terminal summary
+    longest: float = 0.0  # the longest scenario's seconds
+    karmada_timings: dict[str, float] = field(default_factory=dict)
+    karmada_seconds: float = 0.0  # the Karmada scenarios' time, one after another
+
+
+RUN = pytest.StashKey[RunState]()
+
+
+def run_state(config: pytest.Config) -> RunState:
+    return config.stash[RUN]
