@@ -11,9 +11,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from kubernetes import client, watch
+from kubernetes import client
 
 from reference.binding.objects import BINDING_SUFFIX
+
+from harness.run.record import WatchFeed
 
 
 @dataclass(frozen=True)
@@ -54,48 +56,22 @@ def _version(seq: int, kind: str, obj: dict) -> BindingVersion:
     return BindingVersion(seq, kind, app, int(meta.get("resourceVersion", "0")), prio, clusters, scheduled)
 
 
-class BindingHistory:
-    """A watch on one namespace's ResourceBindings, kept from start to ``close``."""
+class BindingLog:
+    """Recorded binding versions, and what they add up to; safe to read while being fed."""
 
-    def __init__(self, api: client.ApiClient, namespace: str):
-        self._objects = client.CustomObjectsApi(api)
-        self.namespace = namespace
+    def __init__(self) -> None:
         self.versions: list[BindingVersion] = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._watch: watch.Watch | None = None
-        self.error: Exception | None = None
-        self._thread = threading.Thread(target=self._run, name=f"bindings-{namespace}", daemon=True)
-        self._thread.start()
 
-    def _run(self) -> None:
-        rv = None
-        while not self._stop.is_set():
-            self._watch = watch.Watch()
-            try:
-                for ev in self._watch.stream(self._objects.list_namespaced_custom_object, "work.karmada.io",
-                                             "v1alpha2", self.namespace, "resourcebindings",
-                                             resource_version=rv, timeout_seconds=60):
-                    obj = ev["object"]
-                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                    with self._lock:
-                        self.versions.append(_version(len(self.versions), ev["type"], obj))
-                    if self._stop.is_set():
-                        break
-            except Exception as e:  # an expired resourceVersion or a dropped connection: list again
-                if self._stop.is_set():
-                    break
-                self.error = e
-                rv = None
-                self._stop.wait(0.5)
+    def add(self, kind: str, obj: dict) -> None:
+        with self._lock:
+            self.versions.append(_version(len(self.versions), kind, obj))
 
-    def close(self) -> None:
-        self._stop.set()
-        if self._watch is not None:
-            self._watch.stop()
-        self._thread.join(timeout=5)
+    def check(self) -> None:
+        """Raise if the history can no longer be trusted."""
 
     def now(self, app: str) -> Observed:
+        self.check()
         with self._lock:
             mine = [v for v in self.versions if v.app == app]
         if not mine or mine[-1].kind == "DELETED":
@@ -124,3 +100,21 @@ class BindingHistory:
             return [f"{v.seq:4d} rv={v.resource_version} {v.kind:8s} {v.app}: priority="
                     f"{'absent' if v.priority is None else v.priority} clusters={dict(v.clusters)} "
                     f"Scheduled={v.scheduled or '-'}" for v in self.versions]
+
+
+class BindingHistory(BindingLog):
+    """A watch on one namespace's ResourceBindings, kept from start to ``close``."""
+
+    def __init__(self, api: client.ApiClient, namespace: str):
+        super().__init__()
+        self.namespace = namespace
+        objects = client.CustomObjectsApi(api)
+        self._feed = WatchFeed(objects.list_namespaced_custom_object,
+                               ("work.karmada.io", "v1alpha2", namespace, "resourcebindings"),
+                               self.add, f"bindings in {namespace}")
+
+    def check(self) -> None:
+        self._feed.check()
+
+    def close(self) -> None:
+        self._feed.stop()
