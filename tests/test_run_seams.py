@@ -1,0 +1,132 @@
+"""The runner's shared seams without a cluster: names, the settle loop, the artifacts writer."""
+
+import pytest
+
+from harness.host import lifecycle
+from harness.run import artifacts
+from harness.run.names import Names
+from harness.run.settle import settle
+
+
+# --- names ----------------------------------------------------------------------------------
+
+
+def test_pod_names_are_the_scenarios_namespace_and_prefix():
+    n = Names.for_pods("preempt-basic", "r1")
+    assert (n.namespace, n.prefix) == ("preempt-basic-r1", "preempt-basic-r1-")
+    assert Names.for_pods("preempt-basic", "r1", copy=2).namespace == "preempt-basic-2-r1"
+    long = Names.for_pods("x" * 39 + "-tail", "r1")
+    assert long.namespace == "x" * 39 + "-r1", "cut to 40 characters, without a trailing dash"
+
+
+def test_class_names_are_prefixed_except_the_system_ones():
+    n = Names.for_pods("s", "r1")
+    assert n.class_name("high") == "s-r1-high" and n.unprefix("s-r1-high") == "high"
+    assert n.class_name("system-node-critical") == "system-node-critical"
+    assert n.class_name("") == "" and n.unprefix("other") == "other"
+
+
+def test_nodes_are_prefixed_until_placed_and_placed_ones_map_back():
+    n = Names.for_pods("s", "r1")
+    assert n.node_name("n1") == "s-r1-n1" and n.scenario_node("s-r1-n1") == "s-r1-n1"
+    placed = n.with_nodes({"n1": "kind-worker2"})
+    assert placed.node_name("n1") == "kind-worker2" and placed.scenario_node("kind-worker2") == "n1"
+    assert placed.scenario_node("") == "" and n.nodes == {}, "names are values: placing makes new ones"
+
+
+def test_binding_names_fit_the_apis_limits():
+    n = Names.for_bindings("karmada-" + "a" * 80, "r1")
+    assert n.namespace.startswith("kb-r1-karmada-") and len(n.namespace) <= 63 and not n.namespace.endswith("-")
+    assert n.class_name("c") == n.namespace + "-c"
+    assert len(n.node_name("m" * 70)) == 63
+    assert n.mentions(f"pod {n.namespace}/x") and not n.mentions("another")
+
+
+# --- settle ---------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def pause(self, seconds, cancel=None):
+        if cancel is not None and cancel.is_set():
+            raise lifecycle.StopRequested()
+        self.now += seconds
+
+
+def run(seen, deadline, hold, **kw):
+    clock, looks = Clock(), []
+
+    def observe():
+        looks.append(clock.now)
+        return seen(clock.now)
+    return settle(observe, lambda s: s == "ok", deadline, hold, clock=clock, pause=clock.pause, **kw), looks
+
+
+def test_a_match_is_final_once_it_has_held():
+    result, looks = run(lambda t: "ok" if t >= 1.0 else "no", deadline=30, hold=2.0)
+    assert result == "ok" and looks[-1] == pytest.approx(3.0) and looks[1] - looks[0] == 0.25
+
+
+def test_a_match_that_breaks_starts_its_hold_again():
+    result, looks = run(lambda t: "no" if 1.0 <= t < 1.5 else "ok", deadline=30, hold=2.0)
+    assert result == "ok" and looks[-1] == pytest.approx(3.5)
+
+
+def test_at_the_deadline_the_last_look_is_the_verdict():
+    result, looks = run(lambda t: "no", deadline=5, hold=2.0)
+    assert result == "no" and looks[-1] == pytest.approx(5.0)
+
+
+def test_a_match_begun_just_before_the_deadline_ends_it_or_gets_its_hold():
+    # The pods' rule: the deadline ends the wait, with the match as it stands.
+    result, looks = run(lambda t: "ok" if t >= 4.0 else "no", deadline=5, hold=3.0)
+    assert result == "ok" and looks[-1] == pytest.approx(5.0)
+    # Karmada's rule: the match gets its whole hold.
+    result, looks = run(lambda t: "ok" if t >= 4.0 else "no", deadline=5, hold=3.0, hold_past_deadline=True)
+    assert result == "ok" and looks[-1] == pytest.approx(7.0)
+    result, looks = run(lambda t: "ok" if 4.0 <= t < 6.0 else "no", deadline=5, hold=3.0, hold_past_deadline=True)
+    assert result == "no" and looks[-1] == pytest.approx(6.0)
+
+
+def test_a_cancelled_run_stops_settling():
+    import threading
+
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(lifecycle.StopRequested):
+        run(lambda t: "no", deadline=5, hold=2.0, cancel=cancel)
+
+
+# --- artifacts ------------------------------------------------------------------------------
+
+
+def test_pod_artifacts_go_under_the_build_and_the_copy(tmp_path):
+    d = artifacts.scenario_dir(tmp_path, "plugins", "preempt-basic", copy=2)
+    assert d == tmp_path / "plugins" / "preempt-basic-copy2"
+    assert artifacts.scenario_dir(tmp_path, "upstream", "preempt-basic") == tmp_path / "upstream" / "preempt-basic"
+    artifacts.write(d, {"report.txt": "r", "pods.json": artifacts.as_json([{"a": 1}]), "raw.log": b"\x00b"})
+    assert (d / "report.txt").read_text() == "r"
+    assert (d / "pods.json").read_text() == '[\n {\n  "a": 1\n }\n]'
+    assert (d / "raw.log").read_bytes() == b"\x00b"
+
+
+def test_a_log_slice_keeps_the_scenarios_last_lines(tmp_path):
+    log = tmp_path / "kube-scheduler.log"
+    log.write_text("\n".join(f"{'mine' if i % 2 else 'other'} {i}" for i in range(10)))
+    assert artifacts.log_slice(log, lambda ln: "mine" in ln, last=2) == "mine 7\nmine 9"
+    assert artifacts.log_slice(tmp_path / "missing.log", lambda ln: True) is None
+    assert artifacts.log_slice(None, lambda ln: True) is None
+
+
+def test_karmada_artifacts_are_the_report_the_history_and_the_logs(tmp_path):
+    d = artifacts.keep_bindings(tmp_path, "karmada-x", ["line 1", "line 2"], ["v1", "v2"],
+                                {"karmada-scheduler": b"log\n"})
+    assert d == tmp_path / "karmada" / "karmada-x"
+    assert (d / "report.txt").read_text() == "line 1\nline 2\n"
+    assert (d / "bindings.txt").read_text() == "v1\nv2\n"
+    assert (d / "karmada-scheduler.log").read_bytes() == b"log\n"
