@@ -3,7 +3,7 @@
 scenarios/karmada/README.md documents the format for people; this module is
 its schema and its bridge to the model (reference.binding.predict). Errors are
 ``ScenarioError``s naming the file, the place in it and what was expected, as
-for the pod scenarios, whose helpers this module reuses.
+for the pod scenarios: both read files with harness.formats.common.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from reference.admission import HIGHEST_USER_DEFINABLE, SYSTEM_PREFIX
 from reference.binding.objects import ABSENT, SCHEDULED, STATES, App, KarmadaClass, Member
@@ -34,7 +34,8 @@ from reference.binding.predict import (
     Wait,
 )
 
-from harness.formats.pods import NAME, Duration, Name, ScenarioError, Strict, _describe, read_mapping
+from harness.formats import common
+from harness.formats.common import KARMADA, Duration, Name, ScenarioId, Strict, dupes
 
 DEFAULT_SETTLE = timedelta(seconds=30)  # how long the runner waits for an expect without settle
 # A binding parked as unschedulable goes back to the queue after 5 minutes in it (at the next
@@ -161,7 +162,7 @@ class StepSpec(Strict):
 
 
 class KarmadaScenario(Strict):
-    id: Annotated[str, Field(pattern=NAME, max_length=50)]
+    id: ScenarioId
     title: str = Field(min_length=1)
     spec: str = Field(min_length=1, description="where the rule comes from")
     gates: Gates = Gates()
@@ -173,8 +174,8 @@ class KarmadaScenario(Strict):
     def _names_resolve(self) -> KarmadaScenario:
         errors: list[str] = []
         members = [m.name for m in self.members]
-        _dupes(members, "members", errors)
-        _dupes([c.name for c in self.priorityClasses], "priorityClasses", errors)
+        dupes(members, "members", errors)
+        dupes([c.name for c in self.priorityClasses], "priorityClasses", errors)
         classes = {c.name for c in self.priorityClasses}
         live: dict[str, int] = {}  # app -> replicas, for the apps that exist
         seen: set[str] = set()
@@ -265,55 +266,21 @@ def _action(st: StepSpec):
     return None
 
 
-def _dupes(names: list[str], where: str, errors: list[str]) -> None:
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            errors.append(f"{where}: {n!r} is defined twice")
-        seen.add(n)
+CATALOGUE = SCENARIOS / "karmada"
 
 
 def load(path: str | Path) -> KarmadaScenario:
-    path = Path(path)
-    raw = read_mapping(path)
-    try:
-        scenario = KarmadaScenario.model_validate(raw)
-    except ValidationError as e:
-        # Name checks span the whole file, so pydantic reports them at the top; their text names the field.
-        text = _describe(e).replace("(top level): ", "").replace("Value error, ", "")
-        raise ScenarioError(f"{path}: {text}") from None
-    if scenario.id != path.stem:
-        raise ScenarioError(f"{path}: id: {scenario.id!r} must match the file name {path.stem!r}")
-    return scenario
+    return common.load_model(path, KarmadaScenario, KARMADA)
 
 
 def load_dir(directory: str | Path) -> list[KarmadaScenario]:
     """Every scenario in ``directory`` (its *.yaml files, in name order; ids are the file names, so unique)."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise ScenarioError(f"{directory}: no such scenario folder")
-    return [load(p) for p in sorted(directory.glob("*.yaml"))]
-
-
-CATALOGUE = SCENARIOS / "karmada"
+    return common.load_folder(directory, load)
 
 
 def load_sources(paths: list[Path] | None) -> list[KarmadaScenario]:
-    """The scenarios a run asked for (files or folders), or the catalogue; an id twice is an error."""
-    found: dict[str, Path] = {}
-    out = []
-    for source in paths or [CATALOGUE]:
-        source = Path(source)
-        files = sorted(source.glob("*.yaml")) if source.is_dir() else [source]
-        if source.is_dir() and not files:
-            raise ScenarioError(f"{source}: no scenario files (*.yaml) in this folder")
-        for f in files:
-            s = load(f)
-            if s.id in found:
-                raise ScenarioError(f"{f}: id: {s.id!r} is used by {found[s.id]} too")
-            found[s.id] = f
-            out.append(s)
-    return out
+    """The scenarios a run asked for (files or folders), or the catalogue."""
+    return common.load_sources(paths or [CATALOGUE], load)
 
 
 def disagreements(scenario: KarmadaScenario, predicted: list[StepExpectation]) -> list[str]:

@@ -1,22 +1,21 @@
-"""The scenario format: one behaviour per YAML file, validated before anything runs.
+"""The pod scenario format (scenarios/*.yaml): one behaviour per YAML file, validated before anything runs.
 
 scenarios/README.md documents the format for people; this module is its
-schema. Unknown fields, wrong types, dangling names and impossible values are
-reported as ``ScenarioError`` naming the file, the path inside it and what was
-expected.
+schema and its bridge to the model (reference.objects). Reading, errors and
+the id rule are the shared reader's (harness.formats.common): unknown fields,
+wrong types, dangling names and impossible values are a ``ScenarioError``
+naming the file, the path inside it and what was expected.
 """
 
 from __future__ import annotations
 
 from harness import SCENARIOS
 
-import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from reference.objects import (
     ClusterState,
@@ -30,54 +29,17 @@ from reference.objects import (
     Toleration,
 )
 
-from reference.release import PINNED, RELEASES, in_range, minor, parse_range
+from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_range
 
-from harness.errors import KitError
+from harness.formats import common
+from harness.formats.common import PODS, Duration, Name, ScenarioError, ScenarioId, Strict, dupes
+from harness.kube import SLOT
+from harness.targets import BUILDS
 
-SLOT = "example.com/slot"
 AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter")
-BUILDS = ("plugins", "upstream")
-NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 TOPOLOGY = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
 
-
-class ScenarioError(KitError):
-    """A scenario file that does not follow the format."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-Name = Annotated[str, Field(pattern=NAME, max_length=40)]
 Labels = dict[Annotated[str, Field(min_length=1)], str]
-
-
-MAX_DURATION = timedelta(hours=24)  # longer than any scenario could be worth waiting for
-
-
-def parse_duration(text: str | int | float) -> timedelta:
-    """A duration from a scenario file; ValueError (never OverflowError) for anything else."""
-    if isinstance(text, bool):
-        raise ValueError(f"{text!r} is not a duration like 10s, 500ms, 2m")
-    if isinstance(text, (int, float)):
-        try:
-            seconds = float(text)
-        except OverflowError:
-            seconds = float("inf")
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*", str(text))
-        if not m:
-            raise ValueError(f"{text!r} is not a duration like 10s, 500ms, 2m")
-        seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
-    # timedelta overflows past ~1e9 days; the range check keeps that from ever being reached.
-    if not 0 <= seconds <= MAX_DURATION.total_seconds():  # also refuses NaN
-        raise ValueError(f"{text!r} is out of range: a duration is between 0s and {MAX_DURATION.total_seconds() / 3600:.0f}h")
-    return timedelta(seconds=seconds)
-
-
-# A duration as scenario files write it (10s, 500ms, 2m), for every duration field of every format.
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
 
 class ClassSpec(Strict):
@@ -186,7 +148,7 @@ class Step(Strict):
 
 
 class Scenario(Strict):
-    id: Annotated[str, Field(pattern=NAME, max_length=50)]
+    id: ScenarioId
     title: str = Field(min_length=1)
     spec: str = Field(min_length=1, description="where the rule comes from")
     areas: list[Literal[AREAS]] = Field(min_length=1)  # type: ignore[valid-type]
@@ -218,9 +180,9 @@ class Scenario(Strict):
     def names_resolve(self) -> Scenario:
         errors = []
         node_names = [n.name for n in self.nodes]
-        _dupes(node_names, "nodes", errors)
+        dupes(node_names, "nodes", errors)
         classes = {c.name for c in self.priorityClasses}
-        _dupes([c.name for c in self.priorityClasses], "priorityClasses", errors)
+        dupes([c.name for c in self.priorityClasses], "priorityClasses", errors)
         pods: set[str] = set()
         for i, p in enumerate(self.pods):
             if p.name in pods:
@@ -268,10 +230,10 @@ class Scenario(Strict):
             raise ValueError("; ".join(errors))
         return self
 
-    def applies_to(self, build: str, release: str = PINNED) -> bool:
+    def applies_to(self, build: str, release: str = DEFAULT_RELEASE) -> bool:
         return build in self.builds and in_range(release, self.releases_of(build))
 
-    def semantics(self, build: str, release: str = PINNED) -> tuple[str, str]:
+    def semantics(self, build: str, release: str = DEFAULT_RELEASE) -> tuple[str, str]:
         """The (build, release) whose behaviour the model predicts for a run on ``build`` at
         ``release``: the run's own where the scenario applies, else the nearest it specifies
         (so that the report shows what the build or release does differently)."""
@@ -288,105 +250,20 @@ class Scenario(Strict):
                    for st in self.steps)
 
 
-def _dupes(names: list[str], where: str, errors: list[str]) -> None:
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            errors.append(f"{where}: {n!r} is defined twice")
-        seen.add(n)
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML loader that refuses duplicate keys: a silent override would hide a mistake."""
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
-    seen = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def read_mapping(path: Path) -> dict:
-    """A scenario file's YAML as a mapping, or one ScenarioError naming the file and what is wrong."""
-    try:
-        raw = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file") from None
-    except UnicodeDecodeError as e:
-        raise ScenarioError(f"{path}: not UTF-8 text: byte {e.start}") from None
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot be read: {e.strerror}") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: nested too deeply to be a scenario") from None
-    except yaml.YAMLError as e:
-        raise ScenarioError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise ScenarioError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
-    return raw
-
-
-def load(path: str | Path) -> Scenario:
-    path = Path(path)
-    raw = read_mapping(path)
-    try:
-        scenario = Scenario.model_validate(raw)
-    except ValidationError as e:
-        raise ScenarioError(f"{path}: " + _describe(e)) from None
-    if scenario.id != path.stem:
-        raise ScenarioError(f"{path}: id: {scenario.id!r} must match the file name {path.stem!r}")
-    return scenario
-
-
-def _describe(e: ValidationError) -> str:
-    lines = []
-    for err in e.errors():
-        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        lines.append(f"{loc}: {msg}")
-    return "; ".join(lines)
-
-
-def load_all(directory: str | Path) -> list[Scenario]:
-    return [load(p) for p in sorted(Path(directory).glob("*.yaml"))]
-
-
 CATALOGUE = SCENARIOS
 
 
-def scenario_files(sources: list[Path]) -> list[Path]:
-    """The scenario files named by ``sources``: files as given, folders' *.yaml files in name order."""
-    files: list[Path] = []
-    for src in sources:
-        if src.is_dir():
-            files += sorted(src.glob("*.yaml"))
-        elif src.is_file():
-            files.append(src)
-        else:
-            raise ScenarioError(f"{src}: no such scenario file or folder")
-    return files
+def load(path: str | Path) -> Scenario:
+    return common.load_model(path, Scenario, PODS)
+
+
+def load_all(directory: str | Path) -> list[Scenario]:
+    return common.load_folder(directory, load)
 
 
 def load_sources(sources: list[Path] | None = None) -> list[Scenario]:
-    """Every scenario in ``sources`` (default: the kit's catalogue). One id may be used once."""
-    seen: dict[str, Path] = {}
-    out = []
-    for f in scenario_files(sources or [CATALOGUE]):
-        s = load(f)
-        if s.id in seen and seen[s.id].resolve() != f.resolve():
-            raise ScenarioError(f"{f}: id: {s.id!r} is also the id of {seen[s.id]}; scenario ids must be unique")
-        if s.id not in seen:
-            seen[s.id] = f
-            out.append(s)
-    return out
+    """Every scenario in ``sources`` (files or folders; default: the kit's catalogue)."""
+    return common.load_sources(sources or [CATALOGUE], load)
 
 
 # --- to the model -----------------------------------------------------------------

@@ -1,0 +1,60 @@
+"""`build`, `kind-image`, `add-release`: the binaries, the kind node image and the wrapper modules."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from harness.targets import DEFAULT_RELEASE
+
+
+def register(sub) -> None:
+    b = sub.add_parser("build", help="build or find the cached control-plane binaries")
+    b.add_argument("--k8s-version", metavar="RELEASE", help="this release's binaries, or all (default: the "
+                   f"kit's default release, {DEFAULT_RELEASE})")
+    b.set_defaults(func=build)
+    ki = sub.add_parser("kind-image", help="build (or find) the kind node image of the kit's release, offline: "
+                                           "Debian packages, the kit's builds, no registry")
+    ki.add_argument("--save", type=Path, default=None, metavar="FILE",
+                    help="also write it to FILE with `docker save` (to carry to an air-gapped host)")
+    ki.set_defaults(func=kind_image)
+    ar = sub.add_parser("add-release", help="write the wrapper Go modules of a Kubernetes release (for maintainers)")
+    ar.add_argument("--kubernetes", required=True, metavar="vX.Y.Z", help="k8s.io/kubernetes version")
+    ar.add_argument("--etcd", required=True, metavar="vX.Y.Z", help="etcd server version (kubeadm's for the release)")
+    ar.add_argument("--scheduler-plugins", metavar="VERSION", help="a scheduler-plugins release that builds on it")
+    ar.set_defaults(func=add_release)
+
+
+def build(args) -> int:
+    from harness.build import toolchain
+
+    chosen = toolchain.releases() if args.k8s_version == "all" else [args.k8s_version or toolchain.default_release()]
+    for release in chosen:
+        started = time.monotonic()
+        for name, path in toolchain.ensure_all(release=release).items():
+            print(f"{name:<34} {path}")
+        print(f"Kubernetes {release}: " + ", ".join(f"{k} {v}" for k, v in toolchain.versions(release).items())
+              + f" ({time.monotonic() - started:.0f} s)")
+    return 0
+
+
+def kind_image(args) -> int:
+    from harness.build import node_image
+
+    started = time.monotonic()
+    tag = node_image.ensure()
+    print(f"{tag} ({time.monotonic() - started:.0f} s)")
+    if args.save:
+        subprocess.run(["docker", "save", "-o", str(args.save), tag], check=True)
+        print(f"saved to {args.save}: on another Docker host, `docker load -i {args.save.name}` and "
+              f"`./kit conformance --cluster kind --kind-node-image {tag}`")
+    return 0
+
+
+def add_release(args) -> int:
+    from harness.build import wrappers
+
+    root = wrappers.write_release(args.kubernetes, args.etcd, args.scheduler_plugins)
+    print(f"wrote {root}; build it with: ./kit build --k8s-version {root.name}")
+    return 0

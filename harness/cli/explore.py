@@ -1,0 +1,59 @@
+"""`explore`: generated scenarios on a real cluster against the model; divergences, shrunk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import REPO
+from harness.errors import KitError
+from harness.targets import BUILDS, DEFAULT_RELEASE, parse_builds
+
+
+def register(sub) -> None:
+    x = sub.add_parser("explore", help="generated scenarios on a real cluster against the model: "
+                                       "divergences, shrunk, as scenario files")
+    x.add_argument("--count", type=int, default=100, help="scenarios to generate (default 100)")
+    x.add_argument("--seed", type=int, default=1, help="the same seed draws the same scenarios")
+    x.add_argument("--scheduler", default=",".join(BUILDS), help="builds to run on (default: both, in turn)")
+    x.add_argument("--replay", type=Path, metavar="FILE", help="run one scenario file (a divergence) again")
+    x.add_argument("--shrink-rounds", type=int, default=6, help="rounds of shrinking per divergence (0: none)")
+    x.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the clusters (default: the "
+                   f"kit's default release, {DEFAULT_RELEASE})")
+    x.add_argument("--out", type=Path, default=REPO / "artifacts" / "explore", help="where divergences go")
+    x.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from harness.explore import campaign as explore
+    from harness.build import toolchain
+    from harness.explore.generate import generate
+
+    builds = parse_builds(args.scheduler)
+    out = args.out
+    toolchain.ensure_all(release=args.k8s_version)
+    if args.replay is not None:
+        diverged = False
+        for b in builds:
+            r = explore.replay(args.replay, b, out, args.k8s_version or "")
+            kind = explore.kind_of(r)
+            diverged |= kind is not None
+            print(f"[{b}] {args.replay}: " + (f"{kind} divergence\n{r.report()}" if kind else
+                                             f"model and cluster agree on {len(r.steps)} step(s)"))
+        return 1 if diverged else 0
+    if args.count < 1:
+        raise KitError("--count: at least 1")
+    trees = generate(args.count, args.seed)
+    release = args.k8s_version or toolchain.default_release()
+    lines = [f"./kit explore --count {args.count} --seed {args.seed} on Kubernetes {release}: "
+             f"{len(trees)} scenarios drawn"]
+    print(lines[0], flush=True)
+    summaries = []
+    for b in builds:
+        summaries.append(explore.explore(trees, b, out, shrink_rounds=args.shrink_rounds, release=args.k8s_version or "",
+                                         print_=lambda s: print(s, flush=True)))
+    for sm in summaries:
+        lines += sm.lines()
+    print("\n".join(lines[1:]))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"summary-seed{args.seed}.txt").write_text("\n".join(lines) + "\n")
+    return 1 if any(sm.divergences for sm in summaries) else 0

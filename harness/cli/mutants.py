@@ -1,0 +1,57 @@
+"""`mutants`: the catalogue against seeded scheduler bugs, the kill matrix."""
+
+from __future__ import annotations
+
+import time
+
+from harness import REPO
+from harness.errors import KitError
+from harness.targets import BUILDS, parse_builds
+
+
+def register(sub) -> None:
+    mu = sub.add_parser("mutants", help="run the catalogue against seeded scheduler bugs: the kill matrix")
+    mu.add_argument("--mutant", action="append", help="only this mutant (repeatable)")
+    mu.add_argument("--scheduler", default=",".join(BUILDS), help="builds to mutate (default: both)")
+    mu.add_argument("--jobs", type=int, default=2, help="mutants run at once, each on its own cluster (default 2)")
+    mu.add_argument("--full", action="store_true",
+                    help="run every scenario on every build a mutant affects (default: stop at the first kill), "
+                         "and the mutants argued equivalent too")
+    mu.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from harness import mutants as mutate
+
+    mutants = mutate.load_all()
+    skipped: list[str] = []
+    if args.mutant:
+        known = {m.id for m in mutants}
+        unknown = [i for i in args.mutant if i not in known]
+        if unknown:
+            raise KitError(f"--mutant: no mutant named {', '.join(unknown)} in {mutate.MUTANTS}")
+        mutants = [m for m in mutants if m.id in args.mutant]
+    elif not args.full:
+        # An equivalent mutant cannot count either way, and surviving costs a whole catalogue run.
+        skipped = [m.id for m in mutants if m.equivalent]
+        mutants = [m for m in mutants if not m.equivalent]
+        if skipped:
+            print(f"not run, argued equivalent (run them with --full or --mutant): {', '.join(skipped)}")
+    builds = parse_builds(args.scheduler)
+    from harness.build import toolchain
+
+    toolchain.ensure_all()
+    out = REPO / "artifacts" / "mutants"
+    started = time.monotonic()
+    baseline, runs = mutate.kill_matrix(mutants, builds, args.jobs, args.full, out,
+                                        print_=lambda s: print(s, flush=True))
+    lines, score = mutate.summary(mutants, runs)
+    if skipped:
+        lines.append(f"not run, argued equivalent: {', '.join(skipped)}")
+    wall = time.monotonic() - started
+    lines.append(f"wall time: {wall / 60:.1f} min ({len(mutants)} mutants, builds {', '.join(builds)}, "
+                 f"{args.jobs} at a time)")
+    print("\n" + "\n".join(lines))
+    (out / "matrix.txt").write_text("\n".join(lines) + "\n")
+    survivors = [m.id for m in mutants if not m.equivalent and not any(r.killed for r in runs[m.id])]
+    return 1 if survivors else 0
