@@ -1,0 +1,59 @@
+"""One source for the builds and the default release: the model, the toolchain and the CLI agree."""
+
+import shutil
+
+import pytest
+
+from harness import targets
+from harness.build import toolchain
+from harness.errors import KitError
+from reference.preemption import PLUGINS
+from reference.release import DEFAULT_RELEASE, RELEASES
+
+
+def test_the_builds_are_the_models_preemption_plugins_plugins_first():
+    assert set(targets.BUILDS) == set(PLUGINS)
+    assert targets.BUILDS[0] == targets.DEFAULT_BUILD == "plugins"
+
+
+def test_targets_split_and_slug():
+    assert targets.split_target("upstream@1.37") == ("upstream", "1.37")
+    assert targets.split_target("plugins") == ("plugins", None)
+    assert targets.slug("upstream@1.37") == "upstream-137"
+
+
+def test_target_helpers_are_still_importable_where_conformance_finds_them():
+    from harness.clusters import local
+
+    assert local.split_target is targets.split_target and local.slug is targets.slug
+    assert local.BUILDS == targets.BUILDS
+
+
+def test_builds_parse_from_a_comma_list_and_refuse_unknown_ones():
+    assert targets.parse_builds("plugins, upstream") == ["plugins", "upstream"]
+    with pytest.raises(KitError, match="--scheduler: choose from plugins, upstream"):
+        targets.parse_builds("plugins,mine")
+    with pytest.raises(KitError):
+        targets.parse_builds(" , ")
+
+
+def test_the_toolchain_runs_the_release_the_model_predicts():
+    assert DEFAULT_RELEASE in RELEASES
+    assert toolchain.default_release() == DEFAULT_RELEASE == targets.DEFAULT_RELEASE
+
+
+def test_a_default_release_without_both_builds_is_a_loud_error(tmp_path, monkeypatch):
+    gomod = tmp_path / "gomod"
+    shutil.copytree(toolchain.GOMOD_DIR, gomod)
+    shutil.rmtree(gomod / DEFAULT_RELEASE / "scheduler-plugins")
+    monkeypatch.setattr(toolchain, "GOMOD_DIR", gomod)
+    with pytest.raises(KitError, match=f"default release {DEFAULT_RELEASE} .* both scheduler builds"):
+        toolchain.default_release()
+
+
+def test_the_mutants_keep_their_own_release():
+    from harness import mutants
+
+    # The release whose sources the mutants' texts quote; it moves with them, not with the default.
+    assert mutants.MUTANTS_RELEASE in toolchain.releases()
+    assert all(wrapper.startswith(mutants.MUTANTS_RELEASE + "/") for wrapper, _ in mutants.SCHEDULER.values())
