@@ -99,15 +99,14 @@ def targets(opts: RunOptions) -> list[str]:
 
 def load_scenarios(state: RunState) -> None:
     """A bad scenario file stops the run before anything starts, with its file and field."""
-    from harness.formats.pods import ScenarioError, load_sources
+    from harness.formats import bindings, pods
+    from harness.formats.common import ScenarioError
 
     try:
         if state.options.karmada:
-            from harness.formats.bindings import load_sources as load_binding_sources
-
-            state.binding_scenarios = load_binding_sources(_paths(state.options.scenarios))
+            state.binding_scenarios = bindings.load_sources(_paths(state.options.scenarios))
         else:
-            state.scenarios = load_sources(_paths(state.options.scenarios))
+            state.scenarios = pods.load_sources(_paths(state.options.scenarios))
     except ScenarioError as e:
         raise pytest.UsageError(f"invalid scenario: {e}") from None
 

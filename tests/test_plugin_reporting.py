@@ -1,0 +1,38 @@
+"""The conformance plugin in a pytest run of its own (pytester): a scenario test's JUnit time is its scenario's."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIO = REPO / "scenarios" / "preempt-basic.yaml"
+
+
+def test_a_scenario_test_reports_its_own_scenario_s_seconds_not_the_batch_s(pytester):
+    pytester.makeconftest("from conformance.plugin import MODULES\n\npytest_plugins = MODULES\n")
+    pytester.makepyfile(test_scenarios="""
+        import time
+        from types import SimpleNamespace
+
+        import pytest
+
+
+        @pytest.fixture(scope="session")
+        def batch(build, kit_run):
+            time.sleep(0.5)  # the whole batch, in the first test's setup
+            return SimpleNamespace(results={(s.id, 0): SimpleNamespace(seconds=42.0) for s in kit_run.scenarios})
+
+
+        def test_scenario(scenario, build, batch):
+            pass
+        """)
+    kubeconfig = pytester.makefile(".yaml", kubeconfig="{}")  # an existing cluster: the plugin starts nothing
+    result = pytester.runpytest_subprocess("--scenarios", str(SCENARIO), "--kubeconfig", str(kubeconfig),
+                                           "--junitxml=junit.xml", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    case = ET.parse(pytester.path / "junit.xml").getroot().find(".//testcase")
+    assert case.get("name") == "test_scenario[plugins-preempt-basic]"
+    assert abs(float(case.get("time")) - 42.0) < 0.1  # not the half second the batch took
