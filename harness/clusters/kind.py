@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.host import lifecycle
+from harness.host import console, lifecycle
 from harness.build import toolchain
 from harness.clusters.local import STAGES, scheduler_config
 from harness.errors import KitError
@@ -269,7 +269,7 @@ def cluster_for(build: str, kind_path: Path, *, image: str | None = None, schedu
         kwok = start_kwok(workdir / "kubeconfig", workdir)
         stack.callback(lifecycle.stop_processes, [kwok.pid])
         run.timings["ready"] = time.monotonic() - started
-        toolchain._log(f"kind cluster {name} ready in {run.timings['ready']:.0f} s "
+        console.log(f"kind cluster {name} ready in {run.timings['ready']:.0f} s "
                        f"(created in {run.timings['create']:.0f} s) from {image}")
         yield run
     finally:
