@@ -68,6 +68,11 @@ def parse_duration(text: str | int | float) -> timedelta:
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
 
+def least_seconds(steps) -> float:
+    """A lower bound of a scenario's run time: the time its steps make pass on purpose."""
+    return sum((st.wait or timedelta()).total_seconds() + (st.settle or timedelta()).total_seconds() for st in steps)
+
+
 def dupes(names: list[str], where: str, errors: list[str]) -> None:
     """Append an error for each name ``names`` repeats."""
     seen: set[str] = set()

@@ -246,8 +246,7 @@ class Scenario(Strict):
 
     def least_seconds(self) -> float:
         """A lower bound of the scenario's run time: the time its steps make pass on purpose."""
-        return sum((st.wait or timedelta()).total_seconds() + (st.settle or timedelta()).total_seconds()
-                   for st in self.steps)
+        return common.least_seconds(self.steps)
 
 
 CATALOGUE = SCENARIOS
