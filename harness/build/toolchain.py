@@ -243,10 +243,6 @@ def binary_dir(module: str, go_version: str) -> Path:
     return cache_root() / "bin" / f"{module.replace('/', '-')}-{cache_key(module, go_version)}"
 
 
-# The old private name, still used by harness/clusters/kind.py (cluster_for).
-_log = log
-
-
 def _complete(paths: dict[str, Path]) -> bool:
     return all(p.is_file() and os.access(p, os.X_OK) for p in paths.values())
 
