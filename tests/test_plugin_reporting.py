@@ -29,9 +29,13 @@ def test_a_scenario_test_reports_its_own_scenario_s_seconds_not_the_batch_s(pyte
         def test_scenario(scenario, build, batch):
             pass
         """)
-    kubeconfig = pytester.makefile(".yaml", kubeconfig="{}")  # an existing cluster: the plugin starts nothing
-    result = pytester.runpytest_subprocess("--scenarios", str(SCENARIO), "--kubeconfig", str(kubeconfig),
-                                           "--junitxml=junit.xml", "-p", "no:cacheprovider")
+    pytester.makefile(".yaml", kubeconfig="{}")  # an existing cluster: the plugin starts nothing
+    (pytester.path / SCENARIO.name).write_text(SCENARIO.read_text())
+    # As the kit's pyproject does: pytest-kind-ng's plugin registers options of the same names.
+    result = pytester.runpytest_subprocess("-p", "no:pytest-kind-ng", "-p", "no:cacheprovider",
+                                           "-W", "ignore::pytest.PytestUnknownMarkWarning",  # the kit's are in its ini
+                                           "--scenarios", SCENARIO.name, "--kubeconfig", "kubeconfig.yaml",
+                                           "--junitxml=junit.xml")
     result.assert_outcomes(passed=1)
     case = ET.parse(pytester.path / "junit.xml").getroot().find(".//testcase")
     assert case.get("name") == "test_scenario[plugins-preempt-basic]"
