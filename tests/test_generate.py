@@ -13,6 +13,7 @@ from harness.run.pods.expectation import simulate
 from harness.explore.generate import generate, scenario_trees
 from harness.formats.pods import Scenario
 from harness.kube import SLOT
+from harness.targets import BUILDS
 from reference.admission import HIGHEST_USER_DEFINABLE
 from reference import filter as flt
 from reference.objects import PREEMPT_NEVER
@@ -22,7 +23,7 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(H
 
 def worlds_of(tree: dict):
     s = Scenario.model_validate(tree)
-    return s, {b: simulate(s, b) for b in ("plugins", "upstream")}
+    return s, {b: simulate(s, b) for b in BUILDS}
 
 
 @SETTINGS
@@ -73,7 +74,7 @@ def test_bound_pods_pass_the_node_filters(tree):
 @given(scenario_trees())
 def test_simulation_is_deterministic(tree):
     s = Scenario.model_validate(tree)
-    for b in ("plugins", "upstream"):
+    for b in BUILDS:
         a, c = simulate(s, b), simulate(s, b)
         assert [w.log for w in a][1:] == [w.log for w in c][1:]
 

@@ -12,6 +12,7 @@ from harness.host import lifecycle
 from harness.build import node_image
 from harness.clusters.local import scheduler_config
 from harness.errors import KitError
+from harness.targets import BUILDS
 from harness.run.placement import on_real_kubelets
 from harness.formats.pods import load_sources
 
@@ -21,7 +22,7 @@ def test_rendered_config_mounts_every_build_configuration_and_starts_the_node_sc
     cp = conf["nodes"][0]
     mount = next(m for m in cp["extraMounts"] if m["containerPath"] == kind.CONFIG_DIR)
     assert Path(mount["hostPath"]) == tmp_path / "scheduler-configs"
-    for build in ("plugins", "upstream"):
+    for build in BUILDS:
         written = yaml.safe_load((tmp_path / "scheduler-configs" / f"{build}.yaml").read_text())
         assert written["profiles"] == scheduler_config(build)["profiles"]
         assert written["clientConnection"]["kubeconfig"] == "/etc/kubernetes/scheduler.conf"

@@ -6,6 +6,7 @@ import pytest
 
 from harness import mutants as mutate
 from harness.errors import KitError
+from harness.targets import BUILDS
 
 MUTANTS = mutate.load_all()
 
@@ -13,7 +14,7 @@ MUTANTS = mutate.load_all()
 def test_the_catalogue_loads_and_covers_both_builds():
     assert len(MUTANTS) >= 20
     assert len({m.id for m in MUTANTS}) == len(MUTANTS)
-    for build in ("plugins", "upstream"):
+    for build in BUILDS:
         assert any(build in m.builds for m in MUTANTS)
     for m in MUTANTS:
         # A mutant of the plugin's own code cannot change the upstream build.

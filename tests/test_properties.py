@@ -8,7 +8,7 @@ from reference import filter as flt
 from reference.preemption import predict
 from reference.toleration import exempted_from_preemption
 
-from .builders import T0, node, pc, pod, state
+from .builders import SLOT, T0, node, pc, pod, state
 
 CLASSES = [pc("c0", 0), pc("c1", 10, mpp=50, ts=-1), pc("c2", 20, mpp=100, ts=30), pc("c3", 30), pc("c4", 40, mpp=41)]
 
@@ -19,7 +19,7 @@ def clusters(draw, never: bool | None = None):
     nodes = [node(f"n{i}", draw(st.integers(1, 4))) for i in range(n_nodes)]
     pods = []
     for n in nodes:
-        free = dict(n.allocatable)["example.com/slot"]
+        free = dict(n.allocatable)[SLOT]
         while free > 0 and draw(st.booleans()):
             size = draw(st.integers(1, free))
             cls = draw(st.sampled_from(CLASSES))

@@ -10,6 +10,7 @@ import pytest
 
 from harness.run.pods.expectation import check_expect, model_messages, model_priorities, model_rejections, simulate
 from harness.formats.pods import load_all
+from harness.targets import BUILDS
 from reference.release import DEFAULT_RELEASE, RELEASES, in_range
 from reference.scheduler import view
 
@@ -44,11 +45,11 @@ def test_release_specific_scenarios_tell_the_releases_apart(scenario):
             assert mismatches, f"[{build}] {scenario.id} passes on Kubernetes {release} too; widen its releases"
 
 
-@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if set(s.builds) != {"plugins", "upstream"}],
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if set(s.builds) != set(BUILDS)],
                          ids=lambda s: s.id)
 def test_build_specific_scenarios_tell_the_builds_apart(scenario):
     # A scenario limited to one build must fail for the other, or it proves nothing about it.
-    other = ({"plugins", "upstream"} - set(scenario.builds)).pop()
+    other = (set(BUILDS) - set(scenario.builds)).pop()
     mismatches, _ = _mismatches(scenario, other, scenario.semantics(scenario.builds[0])[1])
     assert mismatches, f"{scenario.id} passes under {other} semantics too; list both builds"
 
