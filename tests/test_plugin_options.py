@@ -91,3 +91,22 @@ def test_without_a_cluster_every_test_is_reported_skipped_and_the_other_system_d
     assert "--no-cluster was given: cluster tests were not run" in out.stdout
     last = out.stdout.strip().splitlines()[-1]
     assert last.startswith("2 skipped, 24 deselected"), last
+
+
+def test_the_session_builds_the_components_of_the_clusters_the_options_start():
+    from conformance.plugin.session import modules_needed
+    from conformance.plugin.state import RunState
+
+    def needed(**changes):
+        o = opts(**changes)
+        return modules_needed(RunState(options=o, targets=targets(o)))
+
+    assert needed() == {None: ("etcd", "kwok", "kubernetes", "scheduler-plugins")}
+    assert needed(scheduler="upstream") == {None: ("etcd", "kwok", "kubernetes")}
+    assert needed(scheduler_binary=Path("s")) == {None: ("etcd", "kwok", "kubernetes")}
+    r = toolchain.releases()[0]
+    assert needed(scheduler="upstream,plugins", k8s_version=r) == {r: ("etcd", "kwok", "kubernetes", "scheduler-plugins")}
+    assert needed(system="karmada", k8s_version=r) == {r: ("etcd", "kwok", "kubernetes", "karmada")}
+    # Nothing for a cluster the kit does not start, or none at all.
+    assert needed(kubeconfig=Path("k")) == needed(cluster="kind") == needed(no_cluster=True) == {}
+    assert needed(system="karmada", no_cluster=True) == {}
