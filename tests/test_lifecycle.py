@@ -19,8 +19,17 @@ from harness.build import toolchain
 
 def _sleeper(workdir: Path) -> subprocess.Popen:
     # A stand-in for a component: its command line names the cluster directory, as theirs do.
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(workdir / "etcd")],
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(workdir / "etcd")],
                             start_new_session=True)
+    _until_named(workdir, proc.pid)
+    return proc
+
+
+def _until_named(workdir: Path, pid: int) -> None:
+    # Until it has exec'd, a child's command line is its parent's: on a busy machine that lasts.
+    end = time.monotonic() + 10
+    while pid not in lifecycle.processes_naming(workdir) and time.monotonic() < end:
+        time.sleep(0.02)
 
 
 def test_a_cluster_whose_owner_is_gone_is_reaped(tmp_path):
@@ -63,7 +72,10 @@ def test_the_watchdog_cleans_up_after_an_owner_killed_with_sigkill(tmp_path):
         from harness.host import lifecycle
         w = Path({str(workdir)!r}); w.mkdir()
         lifecycle.start_watchdog(w)
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(w / "etcd")], start_new_session=True)
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(w / "etcd")], start_new_session=True)
+        end = time.monotonic() + 10  # until it has exec'd, its command line is this one's
+        while p.pid not in lifecycle.processes_naming(w) and time.monotonic() < end:
+            time.sleep(0.02)
         print("up", flush=True)
         time.sleep(60)
         """))
