@@ -127,9 +127,13 @@ class WatchFeed:
         if since is not None and time.monotonic() - since >= FAILING_FOR:
             raise KitError(f"the watch on {self.what} has failed for {FAILING_FOR:.0f} s: {self.error}")
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
-        with self._lock:
-            if self._watch is not None:
-                self._watch.stop()  # shuts the socket: the blocked read ends now
-        self._thread.join(timeout=10)
+        end = time.monotonic() + timeout
+        while self._thread.is_alive() and time.monotonic() < end:
+            with self._lock:
+                if self._watch is not None:
+                    # Shuts the socket: the blocked read ends now. Asked again while the thread
+                    # lives: a watch still connecting has no socket yet, and forgets the request.
+                    self._watch.stop()
+            self._thread.join(timeout=0.2)
