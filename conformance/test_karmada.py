@@ -14,6 +14,7 @@ import time
 import pytest
 
 from harness.errors import KitError
+from harness.run import artifacts
 
 pytestmark = pytest.mark.karmada
 
@@ -24,10 +25,14 @@ def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run,
     started = time.monotonic()
     marks = karmada_plane.log_marks()
     run = BindingRun(karmada_plane, binding_scenario, run_id)
+    def keep(report: list[str]):
+        return artifacts.keep_bindings(request.config.getoption("--artifacts"), binding_scenario.id, report,
+                                       run.history_lines, karmada_plane.logs_since(marks))
+
     try:
         verdicts = run.run()
     except KitError as e:
-        _keep(request, binding_scenario.id, [str(e)], run.history_lines, karmada_plane.logs_since(marks))
+        keep([str(e)])
         pytest.fail(f"{binding_scenario.id}: the kit could not run it: {e}", pytrace=False)
     finally:
         kit_run.karmada_seconds += time.monotonic() - started
@@ -38,20 +43,7 @@ def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run,
             step = binding_scenario.steps[v.index]
             lines.append(f"  step {v.index} ({step.action or 'expect'}):")
             lines += [f"    - {d}" for d in v.differences]
-        where = _keep(request, binding_scenario.id, lines, run.history_lines, karmada_plane.logs_since(marks))
+        where = keep(lines)
         lines.append(f"  the binding history and this report: {where}")
         pytest.fail("\n".join(lines), pytrace=False)
-
-
-def _keep(request: pytest.FixtureRequest, scenario_id: str, report: list[str], history: list[str],
-          logs: dict[str, bytes]):
-    """A failing scenario's evidence: the report, every binding version seen, and the lines each
-    Karmada component logged while it ran."""
-    out = request.config.getoption("--artifacts") / "karmada" / scenario_id
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.txt").write_text("\n".join(report) + "\n")
-    (out / "bindings.txt").write_text("\n".join(history) + "\n")
-    for component, text in logs.items():
-        (out / f"{component}.log").write_bytes(text)
-    return out
 

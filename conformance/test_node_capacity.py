@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from harness.kube import PAUSE_IMAGE, SLOT, Kube, NotYet, wait_for
+from harness.kube import PAUSE_IMAGE, SLOT, Kube
+
+from harness.host.wait import NotYet, wait_for
 from harness.run.pods.nodes import RealNodes
 from harness.targets import slug
 

@@ -15,7 +15,8 @@ import pytest
 from kubernetes import client
 
 from harness.run.pods.history import PodHistory
-from harness.kube import SLOT, Kube, NotYet, condition, disrupted_by_preemption, wait_for
+from harness.kube import SLOT, Kube, condition, disrupted_by_preemption
+from harness.host.wait import NotYet, wait_for
 from harness.run.faults import preempted_again
 from harness.targets import slug, split_target
 

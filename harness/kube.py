@@ -8,49 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
 
 from kubernetes import client, config as kconfig
 from kubernetes.client.exceptions import ApiException
-from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-from harness.host import lifecycle
 from harness.errors import KitError
+from harness.host.wait import NotYet, wait_for
 
 SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended resource)
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image would do
-# On a real kubelet a scenario pod's container ignores SIGTERM, so a deleted pod stays
-# Terminating for its whole grace period, as the kwok stages play it (data/kwok-stages.yaml).
-# The kind node image holds it (harness/node_image.py).
-HOLDOUT_IMAGE = "prioritykit.local/holdout:1"
-HOLDOUT_COMMAND = ["/busybox", "sh", "-c", "trap '' TERM; while :; do /busybox sleep 1; done"]
 KIT_LABEL = "priority-conformance.x-k8s.io/run"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
-
-T = TypeVar("T")
-
-
-class NotYet(Exception):
-    """Raised inside a wait: the condition does not hold yet."""
-
-
-def wait_for(check: Callable[[], T], timeout: float, what: str, interval: float = 0.2) -> T:
-    """Poll ``check`` until it returns without raising NotYet; KitError naming ``what`` on timeout."""
-    def checked() -> T:
-        lifecycle.check()  # a stopping run waits for nothing
-        return check()
-
-    try:
-        for attempt in Retrying(
-            stop=stop_after_delay(timeout), wait=wait_fixed(interval), retry=retry_if_exception_type(NotYet), reraise=False
-        ):
-            with attempt:
-                return checked()
-    except RetryError as e:
-        last = e.last_attempt.exception()
-        raise KitError(f"timed out after {timeout:.0f} s waiting for {what}" + (f": {last}" if str(last) else "")) from None
-    raise AssertionError("unreachable")
-
 
 @dataclass
 class Kube:

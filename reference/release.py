@@ -14,7 +14,6 @@ from dataclasses import dataclass
 # `./kit conformance` and `./kit cluster up` alike. It must be a release on which both scheduler
 # builds run (harness.build.toolchain.default_release() checks the wrappers have it).
 DEFAULT_RELEASE = "1.35"
-PINNED = DEFAULT_RELEASE  # the old name, still imported by harness/run and conformance
 # The releases whose scheduler code was read for the switches below (docs/releases-behaviour.md).
 RELEASES = ("1.34", "1.35", "1.36", "1.37")
 

@@ -42,9 +42,13 @@ import yaml
 from harness.build import toolchain
 from harness.host import console
 from harness.errors import KitError
-from harness.kube import HOLDOUT_COMMAND, HOLDOUT_IMAGE, NotYet, wait_for
+from harness.host.wait import NotYet, wait_for
 
 BASE_RECIPE = DATA / "kind-node-base.yaml"
+# On a real kubelet a scenario pod's container ignores SIGTERM, so a deleted pod stays
+# Terminating for its whole grace period, as the kwok stages play it (data/kwok-stages.yaml).
+HOLDOUT_IMAGE = "prioritykit.local/holdout:1"
+HOLDOUT_COMMAND = ["/busybox", "sh", "-c", "trap '' TERM; while :; do /busybox sleep 1; done"]
 BASE_REPO = "prioritykit/kind-base"
 NODE_REPO = "prioritykit/kind-node"
 PLUGINS_IMAGE_REPO = "prioritykit.local/kube-scheduler-plugins"

@@ -36,7 +36,8 @@ from harness.host import console, lifecycle
 from harness.build import toolchain
 from harness.clusters.local import STAGES, scheduler_config
 from harness.errors import KitError
-from harness.kube import KWOK_ANNOTATION, Kube, NotYet, wait_for
+from harness.kube import KWOK_ANNOTATION, Kube
+from harness.host.wait import NotYet, wait_for
 from harness.targets import BUILDS
 
 KIND_CONFIG = REPO / "kind-config.yaml"

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from reference.release import PINNED
+from reference.release import DEFAULT_RELEASE
 
 from harness.host import lifecycle
 from harness.clusters.local import LocalCluster
@@ -76,8 +76,8 @@ class Batch:
         try:
             found = kube.release()
         except Exception:
-            return PINNED
-        return found if found in RELEASES else PINNED
+            return DEFAULT_RELEASE
+        return found if found in RELEASES else DEFAULT_RELEASE
 
     def cancel(self) -> None:
         """No verdict is wanted any more (the session is ending): every scenario stops at its next poll."""

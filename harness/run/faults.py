@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from reference.preemption import PLUGINS
-from reference.release import ONE_PREEMPTION_AT_A_TIME, PINNED, has
+from reference.release import ONE_PREEMPTION_AT_A_TIME, DEFAULT_RELEASE, has
 
 
 PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")
@@ -26,7 +26,7 @@ class Fault:
         return f"{self.name}: {self.evidence}"
 
 
-def preempted_again(events: list, release: str = PINNED, build: str = "upstream") -> list[Fault]:
+def preempted_again(events: list, release: str = DEFAULT_RELEASE, build: str = "upstream") -> list[Fault]:
     """A preemptor that preempted and waits on its nominated node for its victims to go must not
     preempt again meanwhile (semantics.md 3, eligibility). Read from the Preempted events
     ("Preempted by pod UID on node N"): victims on a second node change the outcome; the same

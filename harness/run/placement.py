@@ -11,13 +11,13 @@ knows when that order decided something, so the author need not.
 
 from __future__ import annotations
 
-from reference.release import PINNED
+from reference.release import DEFAULT_RELEASE
 
 from harness.run.pods.expectation import simulate
 from harness.formats.pods import Scenario
 
 
-def why_alone(scenario: Scenario, build: str, release: str = PINNED) -> str:
+def why_alone(scenario: Scenario, build: str, release: str = DEFAULT_RELEASE) -> str:
     """Why ``scenario`` needs a cluster of its own under ``build``'s semantics; "" when it can share."""
     if scenario.alone:
         return "declared alone"

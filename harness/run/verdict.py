@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 
 from harness.run.pods.result import Result
-from reference.release import PINNED
+from reference.release import DEFAULT_RELEASE
 
 
 class Verdict(str, Enum):
@@ -21,7 +21,7 @@ class Verdict(str, Enum):
     STOPPED = "stopped"  # not run to its end (-x, an interrupt): no verdict
 
 
-def verdict(result: Result, build: str, release: str = PINNED) -> Verdict:
+def verdict(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Verdict:
     if result.cancelled:
         return Verdict.STOPPED
     if not result.scenario.applies_to(build, release):
@@ -32,6 +32,6 @@ def verdict(result: Result, build: str, release: str = PINNED) -> Verdict:
     return Verdict.FAULT if result.known_faults else Verdict.PASS
 
 
-def failed(result: Result, build: str, release: str = PINNED) -> bool:
+def failed(result: Result, build: str, release: str = DEFAULT_RELEASE) -> bool:
     """A verdict against the build."""
     return verdict(result, build, release) is Verdict.FAIL

@@ -12,7 +12,8 @@ from kubernetes.utils import parse_quantity
 from harness.clusters.karmada import KarmadaPlane
 from harness.errors import KitError
 from harness.formats.bindings import KarmadaScenario
-from harness.kube import KIT_LABEL, PAUSE_IMAGE, Kube, NotYet, wait_for
+from harness.kube import KIT_LABEL, PAUSE_IMAGE, Kube
+from harness.host.wait import NotYet, wait_for
 from harness.run.bindings.history import Observed
 from harness.run.names import Names
 

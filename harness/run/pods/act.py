@@ -16,7 +16,8 @@ from kubernetes.client.exceptions import ApiException
 
 from harness.formats.pods import ClassSpec, PdbSpec, PodSpec, Scenario, Step
 from harness.host import lifecycle
-from harness.kube import SLOT, Kube, NotYet, wait_for
+from harness.kube import SLOT, Kube
+from harness.host.wait import NotYet, wait_for
 from harness.run.names import SCENARIO_LABEL, Names
 
 REFUSED = (400, 403, 409, 422)  # the API server's refusals a scenario may provoke

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from reference import scheduler as sched
-from reference.release import PINNED
+from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
 
@@ -60,7 +60,7 @@ def _change_class(world: World, pc, validate) -> World:
     return replace(world, state=world.state.with_class(pc))
 
 
-def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str = PINNED) -> list[World]:
+def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str = DEFAULT_RELEASE) -> list[World]:
     """The model's world after the set-up and after each step."""
     state = initial_state(scenario, now)
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in scenario.pdbs))

@@ -8,7 +8,8 @@ import queue
 from kubernetes import client
 
 from harness.errors import KitError
-from harness.kube import HOLDOUT_IMAGE, PAUSE_IMAGE, Kube
+from harness.build.node_image import HOLDOUT_IMAGE
+from harness.kube import PAUSE_IMAGE, Kube
 
 
 class NodeSource:

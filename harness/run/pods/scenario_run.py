@@ -38,7 +38,7 @@ from harness.run.pods.result import Result, StepRecord
 from harness.run.settle import settle
 from reference import scheduler as sched
 from reference.preemption import PLUGINS
-from reference.release import PINNED
+from reference.release import DEFAULT_RELEASE
 from reference.scheduler import World
 
 QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
@@ -48,7 +48,7 @@ DEFAULT_SETTLE = 30.0
 class ScenarioRun:
     def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
                  artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
-                 nodes: NodeSource | None = None, copy: int = 0, release: str = PINNED):
+                 nodes: NodeSource | None = None, copy: int = 0, release: str = DEFAULT_RELEASE):
         """``build`` names the semantics the model predicts, of Kubernetes ``release``; ``label``
         the build actually running; ``copy`` tells apart copies of one scenario run side by side
         (--repeat)."""
