@@ -8,7 +8,8 @@ import yaml
 
 from harness.build import toolchain
 from harness.cli import main as cli_main
-from harness.clusters.local import STAGES, ClusterOptions, kwokctl_config, scheduler_config
+from harness.clusters.config import STAGES, kwokctl_config, scheduler_config
+from harness.clusters.local import ClusterOptions
 from harness.errors import KitError
 from harness.run.pods.compare import compare
 from reference.scheduler import PodView
@@ -211,3 +212,31 @@ def test_kwokctl_gets_the_kits_ports_and_the_schedulers_verbosity(tmp_path):
     assert conf["options"]["etcdPort"] == 20001 and conf["options"]["kubeSchedulerPort"] == 20002
     assert conf["componentsPatches"] == [{"name": "kube-scheduler",
                                           "extraArgs": [{"key": "v", "value": "5"}]}]
+
+
+def test_component_flags_name_the_clusters_certificates_once_its_directory_is_known(tmp_path):
+    from harness.clusters.config import with_pki
+
+    assert with_pki({"kube-apiserver": {"requestheader-client-ca-file": "{pki}/ca.crt", "x": "y"}}, tmp_path) == \
+        {"kube-apiserver": {"requestheader-client-ca-file": f"{tmp_path}/ca.crt", "x": "y"}}
+    assert with_pki({}, tmp_path) == {}
+
+
+def test_kwokctls_directory_says_which_components_run_and_which_lost_their_port(tmp_path):
+    import os
+
+    from harness.clusters.kwokctl import Kwokctl
+    from harness.host import ports
+
+    k = Kwokctl(tmp_path, "c1")
+    assert k.cluster_dir == tmp_path / "clusters" / "c1" and k.log_path("etcd") == k.logs_dir / "etcd.log"
+    assert k.pids() == {} and not k.alive("etcd") and k.port_taken() is None
+    k.pid_file("etcd").parent.mkdir(parents=True)
+    k.pid_file("etcd").write_text(f"{os.getpid()}\n")
+    k.pid_file("kwok-controller").write_text("not a pid")
+    assert k.pids() == {"etcd": os.getpid()}
+    assert k.alive("etcd") and not k.alive("kwok-controller") and not k.alive("kube-scheduler")
+    k.logs_dir.mkdir()
+    k.log_path("etcd").write_text("serving\n")
+    k.log_path("kube-scheduler").write_text(f"listen tcp 127.0.0.1:1: bind: {ports.BIND_FAILURE}\n")
+    assert k.port_taken() == "kube-scheduler"

@@ -10,7 +10,7 @@ import yaml
 from harness.clusters import kind
 from harness.host import lifecycle
 from harness.build import node_image
-from harness.clusters.local import scheduler_config
+from harness.clusters.config import scheduler_config
 from harness.errors import KitError
 from harness.targets import BUILDS
 from harness.run.placement import on_real_kubelets

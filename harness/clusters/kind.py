@@ -34,7 +34,7 @@ import yaml
 
 from harness.host import console, lifecycle
 from harness.build import toolchain
-from harness.clusters.local import STAGES, scheduler_config
+from harness.clusters.config import STAGES, scheduler_config
 from harness.errors import KitError
 from harness.kube import KWOK_ANNOTATION, Kube
 from harness.host.wait import NotYet, wait_for

@@ -5,15 +5,15 @@ and the kwok controller run as local processes in a private work directory.
 Everything the cluster leaves on disk lives there, so teardown is: ask
 kwokctl to stop it, kill anything it missed (by the pid files it keeps), and
 remove the directory.
+
+The adapter decides when things happen; ``config`` renders what the cluster starts with and
+``kwokctl`` drives kwokctl and reads the directory it keeps.
 """
 
 from __future__ import annotations
 
-from harness import DATA
-
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -21,72 +21,19 @@ from pathlib import Path
 
 import yaml
 
-from harness.host import lifecycle, ports, probes
-from harness.build import toolchain
-from harness.errors import KitError
-from harness.targets import BUILDS, DEFAULT_BUILD
 from harness import targets
+from harness.build import toolchain
+from harness.clusters import kwokctl
+from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
+from harness.clusters.kwokctl import Kwokctl
+from harness.errors import KitError
+from harness.host import lifecycle, ports
+from harness.targets import BUILDS, DEFAULT_BUILD
 
-STAGES = DATA / "kwok-stages.yaml"
-# Still imported from here by conformance/conftest.py; harness.targets holds them.
+# Still importable from here, where callers found them: harness.targets and harness.clusters.config hold them.
 split_target, slug = targets.split_target, targets.slug
-
-
-def scheduler_config(build: str) -> dict:
-    """The KubeSchedulerConfiguration for a scheduler build.
-
-    The scheduler-plugins build swaps the PostFilter plugin; everything else
-    is the default profile, so the two builds differ only where the specs do.
-    """
-    profile: dict = {"schedulerName": "default-scheduler"}
-    if build == "plugins":
-        profile["plugins"] = {
-            "postFilter": {
-                "enabled": [{"name": "PreemptionToleration"}],
-                "disabled": [{"name": "DefaultPreemption"}],
-            }
-        }
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "leaderElection": {"leaderElect": False},
-        "profiles": [profile],
-    }
-
-
-def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir: Path,
-                   port_options: dict[str, int] | None = None, scheduler_verbosity: int | None = None,
-                   release: str | None = None, disable: tuple[str, ...] = (),
-                   extra_args: dict[str, dict[str, str]] | None = None) -> dict:
-    """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded,
-    listening on the ports the kit chose (see ``ports``)."""
-    extra = {k: dict(v) for k, v in (extra_args or {}).items()}
-    if scheduler_verbosity is not None:
-        extra.setdefault("kube-scheduler", {})["v"] = str(scheduler_verbosity)
-    return {
-        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-        "kind": "KwokctlConfiguration",
-        "options": {
-            "runtime": "binary",
-            "kubeVersion": toolchain.versions(release)["kubernetes"],
-            "etcdBinary": str(bins["etcd"]),
-            "kubeApiserverBinary": str(bins["kube-apiserver"]),
-            "kubeControllerManagerBinary": str(bins["kube-controller-manager"]),
-            "kubeSchedulerBinary": str(bins["kube-scheduler"]),
-            "kubectlBinary": str(bins["kubectl"]),
-            "kwokControllerBinary": str(bins["kwok"]),
-            "kubeSchedulerConfig": str(scheduler_config_path),
-            "kubeAuthorization": True,
-            "securePort": True,
-            "quietPull": True,
-            "cacheDir": str(cache_dir),
-            **(port_options or {}),
-            **({"disable": list(disable)} if disable else {}),
-        },
-        **({"componentsPatches": [{"name": name, "extraArgs": [{"key": k, "value": v} for k, v in args.items()]}
-                                  for name, args in extra.items()]}
-           if extra else {}),
-    }
+__all__ = ["BUILDS", "STAGES", "ClusterOptions", "LocalCluster", "binaries", "kwokctl_config", "scheduler_config",
+           "slug", "split_target"]
 
 
 @dataclass
@@ -120,6 +67,21 @@ class ClusterOptions:
                 raise KitError(f"{what} not found: {p}")
 
 
+def binaries(options: ClusterOptions) -> dict[str, Path]:
+    """Every binary the cluster runs, built for its release; ``kube-scheduler`` is the one under test."""
+    modules = ["etcd", "kwok", "kubernetes"]
+    if options.build == "plugins" and options.scheduler_binary is None:
+        modules.append("scheduler-plugins")
+    bins = toolchain.ensure_all(tuple(modules), options.release)
+    if options.scheduler_binary is not None:
+        bins["kube-scheduler"] = Path(options.scheduler_binary).resolve()
+    else:
+        bins["kube-scheduler"] = bins[
+            "scheduler-plugins/kube-scheduler" if options.build == "plugins" else "kubernetes/kube-scheduler"
+        ]
+    return bins
+
+
 @dataclass
 class LocalCluster:
     options: ClusterOptions = field(default_factory=ClusterOptions)
@@ -138,19 +100,29 @@ class LocalCluster:
         return self.options.name or f"prio-{os.getpid()}"
 
     @property
-    def cluster_dir(self) -> Path:
+    def _kwokctl(self) -> Kwokctl:
         assert self.workdir is not None
-        return self.workdir / "clusters" / self.name
+        return Kwokctl(self.workdir, self.name, self.kwokctl_path)
+
+    @property
+    def cluster_dir(self) -> Path:
+        return self._kwokctl.cluster_dir
 
     @property
     def logs_dir(self) -> Path:
-        return self.cluster_dir / "logs"
+        return self._kwokctl.logs_dir
 
     def log_path(self, component: str) -> Path:
-        return self.logs_dir / f"{component}.log"
+        return self._kwokctl.log_path(component)
 
     def logs_dir_of(self, workdir: Path) -> Path:
-        return workdir / "clusters" / self.name / "logs"
+        return Kwokctl(workdir, self.name).logs_dir
+
+    def process_alive(self, component: str) -> bool:
+        return self._kwokctl.alive(component)
+
+    def pids(self) -> dict[str, int]:
+        return self._kwokctl.pids() if self.workdir is not None else {}
 
     def _keep_logs(self) -> tuple[Path, Path]:
         """Copy the component logs (and kwokctl's output) out of the work directory."""
@@ -159,46 +131,16 @@ class LocalCluster:
         dest.mkdir(parents=True, exist_ok=True)
         if self.logs_dir.exists():
             shutil.copytree(self.logs_dir, dest, dirs_exist_ok=True)
-        for extra in ("kwokctl-create.log", "kwokctl.yaml"):
+        for extra in (kwokctl.CREATE_LOG, kwokctl.CONFIG):
             if (self.workdir / extra).exists():
                 shutil.copy(self.workdir / extra, dest / extra)
         return self.workdir, dest
-
-    # -- binaries ---------------------------------------------------------------
-
-    def _binaries(self) -> dict[str, Path]:
-        modules = ["etcd", "kwok", "kubernetes"]
-        if self.options.build == "plugins" and self.options.scheduler_binary is None:
-            modules.append("scheduler-plugins")
-        bins = toolchain.ensure_all(tuple(modules), self.options.release)
-        if self.options.scheduler_binary is not None:
-            bins["kube-scheduler"] = Path(self.options.scheduler_binary).resolve()
-        else:
-            bins["kube-scheduler"] = bins[
-                "scheduler-plugins/kube-scheduler" if self.options.build == "plugins" else "kubernetes/kube-scheduler"
-            ]
-        return bins
-
-    def _env(self) -> dict[str, str]:
-        assert self.workdir is not None
-        # Keep kwokctl's state (certificates, pid files, logs) in our own directory.
-        return {**os.environ, "KWOK_WORKDIR": str(self.workdir)}
-
-    def _kwokctl(self, *args: str, timeout: float, log: Path | None = None) -> subprocess.CompletedProcess:
-        cmd = [str(self.kwokctl_path), "--name", self.name, *args]
-        try:
-            out = subprocess.run(cmd, env=self._env(), capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            raise KitError(f"`{' '.join(cmd[1:])}` did not finish within {timeout:.0f} s; logs: {self.logs_dir}") from e
-        if log is not None:
-            log.write_text(out.stdout + out.stderr)
-        return out
 
     # -- lifecycle --------------------------------------------------------------
 
     def up(self) -> Path:
         started = time.monotonic()
-        bins = self._binaries()
+        bins = binaries(self.options)
         self.timings["build"] = time.monotonic() - started
         self.kwokctl_path = bins["kwokctl"]
         lifecycle.reap_orphans()
@@ -211,14 +153,15 @@ class LocalCluster:
             for attempt in range(1, self.options.attempts + 1):
                 try:
                     self._create(bins)
-                    self._wait_ready()
+                    kwokctl.wait_ready(self._kwokctl, self.kubeconfig, self.ports, self.options.ready_timeout,
+                                       self.options.disable)
                     break
                 except KitError:
-                    taken = self._port_taken()
+                    taken = self._kwokctl.port_taken()
                     if not taken or attempt == self.options.attempts:
                         raise
                     # Someone outside the kit took a port between choice and bind: new ports, once more.
-                    self._stop_components()
+                    self._kwokctl.stop()
         except KitError as e:
             # Nothing may stay behind, but the logs the message points to must:
             # they move to the cache's log folder first.
@@ -232,13 +175,6 @@ class LocalCluster:
         self.timings["up"] = time.monotonic() - t0
         return self.kubeconfig  # type: ignore[return-value]
 
-    def _port_taken(self) -> str | None:
-        """The component log that says a port was taken, if one does."""
-        for log in sorted(self.logs_dir.glob("*.log")) if self.workdir else []:
-            if ports.BIND_FAILURE in log.read_text(errors="replace"):
-                return log.stem
-        return None
-
     def _create(self, bins: dict[str, Path]) -> None:
         assert self.workdir is not None
         sched_cfg = self.options.scheduler_config
@@ -249,116 +185,30 @@ class LocalCluster:
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
                               self.options.scheduler_verbosity, self.options.release, self.options.disable,
-                              {name: {k: v.format(pki=self.cluster_dir / "pki") for k, v in args.items()}
-                               for name, args in self.options.extra_args.items()})
-        config_path = self.workdir / "kwokctl.yaml"
-        with open(config_path, "w") as f:
-            yaml.safe_dump(conf, f)
-            f.write("---\n")
-            f.write(STAGES.read_text())
-        log = self.workdir / "kwokctl-create.log"
-        out = self._kwokctl("create", "cluster", "--config", str(config_path), "--wait", "60s",
-                            timeout=self.options.ready_timeout + 30, log=log)
-        if out.returncode != 0:
-            raise KitError(
-                f"kwokctl could not start the cluster (exit {out.returncode}). "
-                f"component logs and kwokctl's output: {self.logs_dir}\n{probes.tail(out.stdout + out.stderr)}"
-            )
-        kc = self.workdir / "kubeconfig.yaml"
-        got = self._kwokctl("get", "kubeconfig", timeout=30)
-        if got.returncode != 0 or not got.stdout.strip():
-            raise KitError(f"kwokctl get kubeconfig failed: {probes.tail(got.stderr)}")
-        kc.write_text(got.stdout)
-        self.kubeconfig = kc
+                              with_pki(self.options.extra_args, self.cluster_dir / "pki"))
+        self._kwokctl.create(conf, timeout=self.options.ready_timeout + 30)
+        self.kubeconfig = self._kwokctl.kubeconfig(self.workdir / "kubeconfig.yaml")
 
-    def _wait_ready(self) -> None:
-        """Bounded wait for what the scenarios rely on, naming the component that is late."""
-        from kubernetes import client, config as kconfig
-
-        api = kconfig.new_client_from_config(str(self.kubeconfig))
-        core = client.CoreV1Api(api)
-        deadline = time.monotonic() + self.options.ready_timeout
-        checks = [
-            ("kube-apiserver", lambda: core.list_namespace(limit=1) is not None),
-            # The service-account token controller runs in kube-controller-manager;
-            # pods cannot be created in a namespace before its default account exists.
-            ("kube-controller-manager", lambda: core.read_namespaced_service_account("default", "default") is not None),
-            # Listening on its own port: a component that lost its port to another dies a moment
-            # after it started, so being alive alone says little.
-            ("kube-scheduler", lambda: self.process_alive("kube-scheduler") and probes.listening(self.ports["kubeSchedulerPort"])),
-            ("kwok-controller", lambda: self.process_alive("kwok-controller") and probes.listening(self.ports["kwokControllerPort"])),
-        ]
-        checks = [(c, check) for c, check in checks if c not in self.options.disable]
-        try:
-            for component, check in checks:
-                while True:
-                    try:
-                        if check():
-                            break
-                    except Exception:  # not ready yet; the deadline bounds this
-                        pass
-                    exited = (self.cluster_dir / "pids" / f"{component}.pid").exists() and not self.process_alive(component)
-                    if exited or time.monotonic() > deadline:
-                        why = "it exited" if exited else f"within {self.options.ready_timeout:.0f} s"
-                        raise KitError(f"{component} did not become ready ({why}); its log: {self.log_path(component)}")
-                    time.sleep(0.2)
-        finally:
-            api.close()
-
-    def _pid_files(self) -> list[Path]:
-        if self.workdir is None:
-            return []
-        return sorted(self.cluster_dir.glob("pids/*.pid"))
-
-    def process_alive(self, component: str) -> bool:
-        pid_file = self.cluster_dir / "pids" / f"{component}.pid"
-        if not pid_file.exists():
-            return False
-        try:
-            return lifecycle.alive(int(pid_file.read_text().strip()))
-        except ValueError:
-            return False
-
-    def pids(self) -> dict[str, int]:
-        out = {}
-        for f in self._pid_files():
-            try:
-                out[f.stem] = int(f.read_text().strip())
-            except ValueError:
-                continue
-        return out
-
-    def _stop_components(self) -> None:
-        """Stop the cluster's processes and forget its state, keeping the work directory."""
-        assert self.workdir is not None
-        pids = self.pids()
-        if self.kwokctl_path and self.cluster_dir.exists():
-            try:
-                self._kwokctl("delete", "cluster", timeout=30)
-            except KitError:
-                pass  # the sweeps below still end the processes
-        lifecycle.stop_processes(list(pids.values()))
-        # Whatever no pid file lists (a component kwokctl was still starting) names the directory.
-        lifecycle.stop_processes(lifecycle.processes_naming(self.workdir))
-        shutil.rmtree(self.workdir / "clusters", ignore_errors=True)
+    def _end_watchdog(self) -> None:
+        watchdog = getattr(self, "_watchdog", None)
+        if watchdog is not None:
+            watchdog.terminate()
+            watchdog.wait()
+            self._watchdog = None
 
     def down(self) -> None:
         """Stop every process and remove every file the cluster made. Safe to call twice."""
         if self.workdir is None:
             return
         t0 = time.monotonic()
-        self._stop_components()
+        self._kwokctl.stop()
         ports.release(str(self.workdir))
         if self.options.workdir is None:
             shutil.rmtree(self.workdir, ignore_errors=True)
         else:
             for f in (lifecycle.OWNER_FILE, lifecycle.KEEP_FILE):
                 (self.workdir / f).unlink(missing_ok=True)
-        watchdog = getattr(self, "_watchdog", None)
-        if watchdog is not None:
-            watchdog.terminate()  # its cluster is gone; nothing left to watch
-            watchdog.wait()
-            self._watchdog = None
+        self._end_watchdog()  # its cluster is gone; nothing left to watch
         self.workdir = None
         self.timings["down"] = time.monotonic() - t0
 
@@ -366,10 +216,7 @@ class LocalCluster:
         """Leave the cluster running after this process ends (--keep-cluster, `cluster up`)."""
         assert self.workdir is not None
         lifecycle.keep(self.workdir)
-        if getattr(self, "_watchdog", None) is not None:
-            self._watchdog.terminate()
-            self._watchdog.wait()
-            self._watchdog = None
+        self._end_watchdog()
 
     def __enter__(self) -> LocalCluster:
         self.up()
@@ -377,4 +224,3 @@ class LocalCluster:
 
     def __exit__(self, *exc) -> None:
         self.down()
-

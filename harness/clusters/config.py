@@ -1,0 +1,77 @@
+"""The configuration the kit's clusters start with, as plain data: the kube-scheduler's for each
+build (the local cluster and kind share it) and kwokctl's for a local cluster. Nothing here
+starts or writes anything.
+"""
+
+from __future__ import annotations
+
+from harness import DATA
+
+from pathlib import Path
+
+from harness.build import toolchain
+
+# The kwok stages every kit cluster plays its nodes and pods by (local and kind alike).
+STAGES = DATA / "kwok-stages.yaml"
+
+
+def scheduler_config(build: str) -> dict:
+    """The KubeSchedulerConfiguration for a scheduler build.
+
+    The scheduler-plugins build swaps the PostFilter plugin; everything else
+    is the default profile, so the two builds differ only where the specs do.
+    """
+    profile: dict = {"schedulerName": "default-scheduler"}
+    if build == "plugins":
+        profile["plugins"] = {
+            "postFilter": {
+                "enabled": [{"name": "PreemptionToleration"}],
+                "disabled": [{"name": "DefaultPreemption"}],
+            }
+        }
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [profile],
+    }
+
+
+def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir: Path,
+                   port_options: dict[str, int] | None = None, scheduler_verbosity: int | None = None,
+                   release: str | None = None, disable: tuple[str, ...] = (),
+                   extra_args: dict[str, dict[str, str]] | None = None) -> dict:
+    """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded,
+    listening on the ports the kit chose (see ``ports``)."""
+    extra = {k: dict(v) for k, v in (extra_args or {}).items()}
+    if scheduler_verbosity is not None:
+        extra.setdefault("kube-scheduler", {})["v"] = str(scheduler_verbosity)
+    return {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {
+            "runtime": "binary",
+            "kubeVersion": toolchain.versions(release)["kubernetes"],
+            "etcdBinary": str(bins["etcd"]),
+            "kubeApiserverBinary": str(bins["kube-apiserver"]),
+            "kubeControllerManagerBinary": str(bins["kube-controller-manager"]),
+            "kubeSchedulerBinary": str(bins["kube-scheduler"]),
+            "kubectlBinary": str(bins["kubectl"]),
+            "kwokControllerBinary": str(bins["kwok"]),
+            "kubeSchedulerConfig": str(scheduler_config_path),
+            "kubeAuthorization": True,
+            "securePort": True,
+            "quietPull": True,
+            "cacheDir": str(cache_dir),
+            **(port_options or {}),
+            **({"disable": list(disable)} if disable else {}),
+        },
+        **({"componentsPatches": [{"name": name, "extraArgs": [{"key": k, "value": v} for k, v in args.items()]}
+                                  for name, args in extra.items()]}
+           if extra else {}),
+    }
+
+
+def with_pki(extra_args: dict[str, dict[str, str]], pki: Path) -> dict[str, dict[str, str]]:
+    """Component flags that name the cluster's certificates (``{pki}``), once kwokctl's directory is known."""
+    return {name: {k: v.format(pki=pki) for k, v in args.items()} for name, args in extra_args.items()}

@@ -1,0 +1,157 @@
+"""Driving kwokctl for one local cluster: the directory it keeps for the cluster (pid files, logs,
+certificates), its commands (create, get kubeconfig, delete), and the bounded wait for what it
+started. ``LocalCluster`` decides when; this module knows how.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.clusters.config import STAGES
+from harness.errors import KitError
+from harness.host import lifecycle, ports, probes
+
+# What kwokctl leaves in the work directory besides the cluster's own folder, kept with the logs.
+CONFIG = "kwokctl.yaml"
+CREATE_LOG = "kwokctl-create.log"
+
+
+@dataclass(frozen=True)
+class Kwokctl:
+    """One cluster as kwokctl keeps it, under ``workdir/clusters/<name>``."""
+
+    workdir: Path
+    name: str
+    binary: Path | None = None  # the kwokctl that started it, and must stop it
+
+    @property
+    def cluster_dir(self) -> Path:
+        return self.workdir / "clusters" / self.name
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.cluster_dir / "logs"
+
+    def log_path(self, component: str) -> Path:
+        return self.logs_dir / f"{component}.log"
+
+    def pid_file(self, component: str) -> Path:
+        return self.cluster_dir / "pids" / f"{component}.pid"
+
+    def pids(self) -> dict[str, int]:
+        out = {}
+        for f in sorted(self.cluster_dir.glob("pids/*.pid")):
+            try:
+                out[f.stem] = int(f.read_text().strip())
+            except ValueError:
+                continue
+        return out
+
+    def alive(self, component: str) -> bool:
+        pid_file = self.pid_file(component)
+        if not pid_file.exists():
+            return False
+        try:
+            return lifecycle.alive(int(pid_file.read_text().strip()))
+        except ValueError:
+            return False
+
+    def port_taken(self) -> str | None:
+        """The component log that says a port was taken, if one does."""
+        for log in sorted(self.logs_dir.glob("*.log")):
+            if ports.BIND_FAILURE in log.read_text(errors="replace"):
+                return log.stem
+        return None
+
+    # -- commands -----------------------------------------------------------------
+
+    def run(self, *args: str, timeout: float, log: Path | None = None) -> subprocess.CompletedProcess:
+        cmd = [str(self.binary), "--name", self.name, *args]
+        # Keep kwokctl's state (certificates, pid files, logs) in our own directory.
+        env = {**os.environ, "KWOK_WORKDIR": str(self.workdir)}
+        try:
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise KitError(f"`{' '.join(cmd[1:])}` did not finish within {timeout:.0f} s; logs: {self.logs_dir}") from e
+        if log is not None:
+            log.write_text(out.stdout + out.stderr)
+        return out
+
+    def create(self, conf: dict, timeout: float) -> None:
+        """Start the cluster ``conf`` describes, with the kit's kwok stages."""
+        config_path = self.workdir / CONFIG
+        with open(config_path, "w") as f:
+            yaml.safe_dump(conf, f)
+            f.write("---\n")
+            f.write(STAGES.read_text())
+        out = self.run("create", "cluster", "--config", str(config_path), "--wait", "60s",
+                       timeout=timeout, log=self.workdir / CREATE_LOG)
+        if out.returncode != 0:
+            raise KitError(
+                f"kwokctl could not start the cluster (exit {out.returncode}). "
+                f"component logs and kwokctl's output: {self.logs_dir}\n{probes.tail(out.stdout + out.stderr)}"
+            )
+
+    def kubeconfig(self, dest: Path) -> Path:
+        got = self.run("get", "kubeconfig", timeout=30)
+        if got.returncode != 0 or not got.stdout.strip():
+            raise KitError(f"kwokctl get kubeconfig failed: {probes.tail(got.stderr)}")
+        dest.write_text(got.stdout)
+        return dest
+
+    def stop(self) -> None:
+        """Stop the cluster's processes and forget its state, keeping the work directory."""
+        pids = self.pids()
+        if self.binary and self.cluster_dir.exists():
+            try:
+                self.run("delete", "cluster", timeout=30)
+            except KitError:
+                pass  # the sweeps below still end the processes
+        lifecycle.stop_processes(list(pids.values()))
+        # Whatever no pid file lists (a component kwokctl was still starting) names the directory.
+        lifecycle.stop_processes(lifecycle.processes_naming(self.workdir))
+        shutil.rmtree(self.workdir / "clusters", ignore_errors=True)
+
+
+def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], timeout: float,
+               disable: tuple[str, ...] = ()) -> None:
+    """Bounded wait for what the scenarios rely on, naming the component that is late.
+    ``listening`` is the cluster's ports (``ports.reserve``); ``disable`` the components it runs without."""
+    from kubernetes import client, config as kconfig
+
+    api = kconfig.new_client_from_config(str(kubeconfig))
+    core = client.CoreV1Api(api)
+    deadline = time.monotonic() + timeout
+    checks = [
+        ("kube-apiserver", lambda: core.list_namespace(limit=1) is not None),
+        # The service-account token controller runs in kube-controller-manager;
+        # pods cannot be created in a namespace before its default account exists.
+        ("kube-controller-manager", lambda: core.read_namespaced_service_account("default", "default") is not None),
+        # Listening on its own port: a component that lost its port to another dies a moment
+        # after it started, so being alive alone says little.
+        ("kube-scheduler", lambda: kwokctl.alive("kube-scheduler") and probes.listening(listening["kubeSchedulerPort"])),
+        ("kwok-controller", lambda: kwokctl.alive("kwok-controller") and probes.listening(listening["kwokControllerPort"])),
+    ]
+    checks = [(c, check) for c, check in checks if c not in disable]
+    try:
+        for component, check in checks:
+            while True:
+                try:
+                    if check():
+                        break
+                except Exception:  # not ready yet; the deadline bounds this
+                    pass
+                exited = kwokctl.pid_file(component).exists() and not kwokctl.alive(component)
+                if exited or time.monotonic() > deadline:
+                    why = "it exited" if exited else f"within {timeout:.0f} s"
+                    raise KitError(f"{component} did not become ready ({why}); its log: {kwokctl.log_path(component)}")
+                time.sleep(0.2)
+    finally:
+        api.close()
