@@ -240,3 +240,53 @@ def test_the_runs_own_gates_win_over_the_scenarios():
     assert plane.gates_for({"PriorityBasedScheduling": True})["PriorityBasedScheduling"] is False
     assert KarmadaPlane().gates_for({"PriorityBasedScheduling": False}) == {**SCHEDULER_GATES,
                                                                           "PriorityBasedScheduling": False}
+
+
+def test_karmadas_host_proxies_only_for_kwokctls_one_certificate_and_runs_no_scheduler():
+    import yaml
+
+    from harness.clusters.karmada import KWOK_ADMIN, KarmadaOptions
+    from harness.clusters.karmada.install import aggregated_api, host_options
+    from harness.clusters.karmada.members import member_options
+
+    host = host_options("k1", KarmadaOptions(ready_timeout=7))
+    assert host.name == "k1" and host.build == "upstream" and host.ready_timeout == 7
+    assert set(host.disable) == {"kube-scheduler", "kwok-controller"}
+    assert host.extra_args["kube-apiserver"]["requestheader-allowed-names"] == KWOK_ADMIN
+    assert host.extra_args["kube-apiserver"]["requestheader-client-ca-file"] == "{pki}/ca.crt"
+    assert "deployment" not in host.extra_args["kube-controller-manager"]["controllers"]
+    service, api = yaml.safe_load_all(aggregated_api(4242))
+    assert service["spec"] == {"type": "ExternalName", "externalName": "127.0.0.1"}
+    assert api["spec"]["service"]["port"] == 4242 and api["metadata"]["name"] == "v1alpha1.cluster.karmada.io"
+    member = member_options("k1", "m2", KarmadaOptions(ready_timeout=7))
+    assert (member.name, member.build, member.ready_timeout, member.disable) == ("k1-m2", "upstream", 7, ())
+
+
+def test_karmadas_components_log_apart_and_a_component_that_exits_is_named(tmp_path):
+    from harness.clusters.karmada import Components, KarmadaOptions
+    from harness.errors import KitError
+
+    def stand_in(name, body):
+        p = tmp_path / name
+        p.write_text(f"#!/bin/sh\n{body}\n")
+        p.chmod(0o755)
+        return p
+
+    bins = {"karmada-webhook": stand_in("webhook", "echo serving; exec sleep 30"),
+            "karmada-controller-manager": stand_in("cm", "echo broken; exit 3")}
+    (tmp_path / "logs").mkdir()
+    c = Components(bins, tmp_path / "logs", {}, KarmadaOptions(ready_timeout=5))
+    try:
+        c.start("karmada-webhook", ["--secure-port=1"])
+        c.wait("karmada-webhook", lambda: b"serving" in c.log_path("karmada-webhook").read_bytes())
+        marks = c.log_marks()
+        assert marks["karmada-webhook"] > 0 and marks["karmada-scheduler"] == 0
+        assert c.log_path("karmada-webhook").read_text().startswith(f"$ {bins['karmada-webhook']} --secure-port=1\n")
+        c.start("karmada-controller-manager", [])
+        with pytest.raises(KitError, match=r"karmada-controller-manager exited \(code 3\) while starting; its log: "):
+            c.wait("karmada-controller-manager", lambda: False)
+        assert c.logs_since(marks) == {"karmada-webhook": b"", "karmada-controller-manager": b"$ " +
+                                       str(bins["karmada-controller-manager"]).encode() + b" \nbroken\n"}
+        assert not c.scheduler_running()
+    finally:
+        c.stop_all()
