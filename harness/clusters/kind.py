@@ -55,7 +55,7 @@ def config_path(build: str) -> str:
 
 
 def kind_scheduler_config(build: str) -> dict:
-    """The build's profile (``cluster.scheduler_config``, one place for it) as a static pod runs it."""
+    """The build's profile (``config.scheduler_config``, one place for it) as a static pod runs it."""
     conf = scheduler_config(build)
     conf["clientConnection"] = {"kubeconfig": "/etc/kubernetes/scheduler.conf"}
     conf["leaderElection"] = {"leaderElect": True}
