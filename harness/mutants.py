@@ -19,8 +19,6 @@ kills.
 
 from __future__ import annotations
 
-from harness import REPO
-
 import hashlib
 import os
 import re
@@ -37,9 +35,11 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness import REPO
 from harness.host import lifecycle
 from harness.build import toolchain
 from harness.errors import KitError
+from harness.run.pods.result import FAULT_ONLY
 from harness.targets import BUILDS
 
 MUTANTS = REPO / "mutants"
@@ -190,7 +190,8 @@ def _stop_children() -> None:
 class Run:
     mutant: str  # "" for the baseline
     build: str
-    failed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # tests that showed a difference from the model
+    faults: list[str] = field(default_factory=list)  # tests that failed on a named scheduler fault alone
     passed: int = 0
     error: str = ""
     seconds: float = 0.0
@@ -199,6 +200,12 @@ class Run:
     @property
     def killed(self) -> bool:
         return bool(self.failed)
+
+    @property
+    def inconclusive(self) -> bool:
+        """Only named scheduler faults failed: they say nothing about the mutant (a race the kit
+        names, such as the 1.34 double preemption, fails a test on a correct build too)."""
+        return bool(self.faults) and not self.failed
 
 
 def scenario_of(testcase: ET.Element) -> str:
@@ -236,8 +243,10 @@ def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, fir
         run.error = f"pytest exited {proc.returncode} without a report; see {log}"
         return run
     for tc in ET.parse(xml).getroot().iter("testcase"):
-        if tc.find("failure") is not None or tc.find("error") is not None:
-            run.failed.append(scenario_of(tc))
+        bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
+        if bad is not None:
+            text = (bad.get("message") or "") + (bad.text or "")
+            (run.faults if FAULT_ONLY in text else run.failed).append(scenario_of(tc))
         elif tc.find("skipped") is None:
             run.passed += 1
     if proc.returncode not in (0, 1):
@@ -263,7 +272,9 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         raise
     pool.shutdown()
     for r in baseline:
-        print_(f"baseline [{r.build}]: {r.passed} passed, {len(r.failed)} failed in {r.seconds:.0f} s"
+        print_(f"baseline [{r.build}]: {r.passed} passed, {len(r.failed)} failed"
+               + (f", {len(r.faults)} failed on a named scheduler fault alone" if r.faults else "")
+               + f" in {r.seconds:.0f} s"
                + (f": {', '.join(r.failed)}" if r.failed else "") + (f" ({r.error})" if r.error else ""))
     if any(r.failed or r.error for r in baseline):
         raise KitError("the baseline is not green, so the kill matrix would be void (a flaky scenario fakes "
@@ -274,8 +285,16 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         # A mutant of shared code is one bug: the first build that kills it is enough, unless --full.
         for b in [b for b in BUILDS if b in m.builds and b in builds]:
             r = run_catalogue(b, bins[m.id, b], out, m.id, first_failure=not full)
+            if r.inconclusive and not full:
+                # -x stopped at a named fault: the rest of the catalogue was never asked. Run it
+                # whole once; what a named fault fails still counts for nothing.
+                print_(f"  {m.id} [{b}]: only a named scheduler fault ({', '.join(r.faults)}); "
+                       f"the whole catalogue again")
+                r = run_catalogue(b, bins[m.id, b], out, m.id + "-again", first_failure=False)
             runs[m.id].append(r)
-            verdict = "KILLED by " + ", ".join(r.failed) if r.killed else ("ERROR " + r.error if r.error else "survived")
+            verdict = ("KILLED by " + ", ".join(r.failed) if r.killed else "ERROR " + r.error if r.error
+                       else "inconclusive: only named scheduler faults (" + ", ".join(r.faults) + ")"
+                       if r.inconclusive else "survived")
             print_(f"  {m.id} [{b}]: {verdict} ({r.seconds:.0f} s)")
             if r.killed and not full:
                 break
@@ -298,8 +317,11 @@ def summary(mutants: list[Mutant], runs: dict[str, list[Run]]) -> tuple[list[str
     for m in mutants:
         rs = runs.get(m.id, [])
         k = [r for r in rs if r.killed]
+        faults = sorted({s for r in rs for s in r.faults})
         verdict = ("killed by " + ", ".join(sorted({s for r in k for s in r.failed}))) if k else (
-            "error: " + "; ".join(r.error for r in rs if r.error) if any(r.error for r in rs) else "SURVIVED")
+            "error: " + "; ".join(r.error for r in rs if r.error) if any(r.error for r in rs)
+            else "INCONCLUSIVE (only named scheduler faults failed: " + ", ".join(faults) + ")" if faults
+            else "SURVIVED")
         if m.equivalent:
             verdict += f"  (equivalent: {m.equivalent[:60]})"
         else:

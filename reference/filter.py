@@ -158,7 +158,7 @@ def _domain(node: Node, key: str) -> str | None:
     return node.label_map.get(key)
 
 
-def _term_matches(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool:
+def term_matches(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool:
     # Terms without namespaces apply to the owner's namespace.
     return other.namespace == owner.namespace and term.selector.matches(other.label_map)
 
@@ -177,16 +177,16 @@ def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Resi
     if not (pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity or resident.anti_affinity):
         return OK  # no term anywhere that could apply
     for term in pod.pod_affinity:
-        if any(_term_matches(term, pod, p) for p in _pods_in_domain(state, node, term.topology_key, resident)
+        if any(term_matches(term, pod, p) for p in _pods_in_domain(state, node, term.topology_key, resident)
                if p.key != pod.key):
             continue
         # The first pod of a group that selects itself may go anywhere the key exists.
-        nobody_matches = not any(_term_matches(term, pod, p) for p in state.pods if p.node_name and p.key != pod.key)
-        if nobody_matches and _term_matches(term, pod, pod) and _domain(node, term.topology_key) is not None:
+        nobody_matches = not any(term_matches(term, pod, p) for p in state.pods if p.node_name and p.key != pod.key)
+        if nobody_matches and term_matches(term, pod, pod) and _domain(node, term.topology_key) is not None:
             continue
         return Status(UNRESOLVABLE, ("node(s) didn't match pod affinity rules",), "InterPodAffinity")
     for term in pod.pod_anti_affinity:
-        if any(_term_matches(term, pod, p) for p in _pods_in_domain(state, node, term.topology_key, resident)
+        if any(term_matches(term, pod, p) for p in _pods_in_domain(state, node, term.topology_key, resident)
                if p.key != pod.key):
             return Status(UNSCHEDULABLE, ("node(s) didn't match pod anti-affinity rules",), "InterPodAffinity")
     holders = [p for p in state.with_anti_affinity if p.node_name != node.name]
@@ -199,7 +199,7 @@ def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Resi
             continue
         for term in other.pod_anti_affinity:
             value = _domain(other_node, term.topology_key)
-            if value is not None and _domain(node, term.topology_key) == value and _term_matches(term, other, pod):
+            if value is not None and _domain(node, term.topology_key) == value and term_matches(term, other, pod):
                 return Status(
                     UNSCHEDULABLE, ("node(s) didn't satisfy existing pods anti-affinity rules",), "InterPodAffinity"
                 )

@@ -133,6 +133,9 @@ class Prediction:
     per_node: tuple[NodeVerdict, ...] = ()
     reasons: tuple[str, ...] = ()
     message: str = ""
+    # The filter plugins that turned down some node in this attempt: only their queueing
+    # hints decide when the pod, parked, is tried again (reference.queue.woken_by).
+    rejectors: frozenset[str] = frozenset()
     # When every path was blocked by toleration windows, the earliest moment one ends.
     retry_not_before: datetime | None = None
 
@@ -346,14 +349,30 @@ def _summary(statuses: list[str]) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
 
 
+def rejector(state: ClusterState, pod: Pod, node: Node, status: flt.Status) -> str:
+    """The filter plugin that turned ``node`` down: the first failing one, with the nominated pods
+    counted, else the one failing without them (RunFilterPluginsWithNominatedPods runs both)."""
+    if not status.ok:
+        return status.plugin
+    return flt.run_filters(state, pod, node, nominated=False).plugin or status.plugin
+
+
+def filter_nodes(state: ClusterState, pod: Pod) -> tuple[dict[str, flt.Status], set[str], frozenset[str]]:
+    """The filter phase of an attempt: each node's status, the feasible nodes, and the plugins
+    that rejected some node (the pod's rejectors, should it be parked)."""
+    statuses = {n.name: flt.run_filters(state, pod, n) for n in state.nodes}
+    feasible = {n.name for n in state.nodes if statuses[n.name].ok and flt.fits(state, pod, n)}
+    rejectors = frozenset(rejector(state, pod, n, statuses[n.name]) for n in state.nodes if n.name not in feasible)
+    return statuses, feasible, rejectors - {""}
+
+
 def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime) -> Prediction:
     """One scheduling attempt of a pending pod: schedule, preempt, or stay pending."""
     plugin = PLUGINS[build] if isinstance(build, str) else build
     pod = state.pod_keyed(pod_key)
     if pod is None:
         raise KeyError(pod_key)
-    statuses = {n.name: flt.run_filters(state, pod, n) for n in state.nodes}
-    feasible = {n.name for n in state.nodes if statuses[n.name].ok and flt.fits(state, pod, n)}
+    statuses, feasible, rejectors = filter_nodes(state, pod)
     if pod.nominated_node_name in feasible:
         # The nominated node is tried first and wins when it fits.
         return Prediction(pod.key, "schedule", frozenset({pod.nominated_node_name}),
@@ -366,7 +385,8 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     filter_msg = f"0/{n} nodes are available: " + _summary([r for s in statuses.values() for r in s.reasons]) + "."
     ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name))
     if not ok:
-        return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}")
+        return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",
+                          rejectors=rejectors)
 
     verdicts: list[NodeVerdict] = []
     for node in state.nodes:
@@ -385,7 +405,7 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
             pod.key, "unschedulable", nominated_node="", per_node=tuple(verdicts),
             reasons=("no node can make room by preemption",),
             message=f"{filter_msg} preemption: 0/{n} nodes are available: {_summary(reasons)}.",
-            retry_not_before=min(ends) if ends else None,
+            retry_not_before=min(ends) if ends else None, rejectors=rejectors,
         )
     potential = sum(1 for v in verdicts if v.filter.code != flt.UNRESOLVABLE)
     chosen, criterion = pick_nodes(candidates, state, now, num_candidates(potential))
@@ -397,5 +417,5 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     }
     return Prediction(
         pod.key, "preempt", chosen, victims=victims, nominations_cleared=cleared, per_node=tuple(verdicts),
-        reasons=(f"node chosen by {criterion}",),
+        reasons=(f"node chosen by {criterion}",), rejectors=rejectors,
     )

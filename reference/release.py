@@ -39,7 +39,17 @@ ONE_PREEMPTION_AT_A_TIME = Switch(
     "a preemptor whose async preemption is still deleting victims is not tried again, so it "
     "cannot preempt the same victim twice")
 
-SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME)
+NOMINATED_PODS_IN_AFFINITY_HINTS = Switch(
+    "nominated-pods-in-affinity-hints", "1.36", "kubernetes#135325, #135392",
+    "InterPodAffinity's queueing hint counts a nominated pending pod's deletion or nomination change, and a "
+    "deleted pod's own anti-affinity against the parked pod: such a pod is retried at once, not at the flush")
+ANY_TERM_IN_AFFINITY_HINTS = Switch(
+    "any-term-in-affinity-hints", "1.37", "kubernetes#139161",
+    "InterPodAffinity's queueing hint wakes a parked pod when a deleted pod matches any of its anti-affinity "
+    "terms, not only all of them")
+
+SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
+            NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS)
 
 
 def minor(release: str) -> tuple[int, int]:

@@ -2,9 +2,9 @@
 
 ``preemption.predict`` answers for one scheduling attempt. This module chains
 attempts the way kube-scheduler does: pending pods are tried in queue order;
-a pod that cannot be placed is parked until an event that may help it (an
-assigned pod going away) or the periodic flush; victims stay Terminating for
-their grace period and hold their room until they are gone.
+a pod that cannot be placed is parked until an event its rejecting filters
+registered for says it may help (``requeue``) or the periodic flush; victims
+stay Terminating for their grace period and hold their room until they are gone.
 
 Where the real scheduler may choose (tied nodes), the world records the
 allowed set for the pod and proceeds with one member: scenarios that care
@@ -21,7 +21,9 @@ from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
 from .preemption import PLUGINS, Prediction, predict
 from .release import DEFAULT_RELEASE, NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, has
-from .queue import UNSCHEDULABLE_MAX_STAY, queue_order
+from .queue import UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
+from .requeue import (ClusterEvent, assigned_pod_gone, nomination_changed, nominated_pod_deleted,
+                      pod_bound, woken_by)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,12 @@ class World:
     # with other work any unrelated event re-parks them in a new order: such an outcome can
     # only be observed on a quiet cluster.
     order_decided: tuple[str, ...] = ()
+    # Each parked pod's rejectors: the filter plugins whose queueing hints decide what wakes it.
+    rejectors: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Failed attempts per pod, for its backoff (1 s doubling to 10 s).
+    failures: tuple[tuple[str, int], ...] = ()
+    # Pods moved back to the queue by an event and not tried yet, in the order they came.
+    queued: tuple[str, ...] = ()
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
@@ -74,7 +82,8 @@ def attempt(world: World, key: str) -> World:
         # keeps showing the node it was nominated to (even if it landed elsewhere).
         kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING) else pod.nominated_node_name
         bound = pod.with_(node_name=chosen, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
-        return _set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
+        world = _set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
+        return wake(world, pod_bound(bound))
     if pr.outcome == "preempt":
         victims = pr.victims[chosen]
         skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
@@ -90,47 +99,124 @@ def attempt(world: World, key: str) -> World:
             world = _set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
             evicted.append(v)
         # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
+        events: list[ClusterEvent] = []
         if evicted or not (skip_terminating and PLUGINS[world.build].asynchronous):
             for cleared in pr.nominations_cleared.get(chosen, ()):
                 other = world.state.pod_keyed(cleared)
                 if other is not None:
                     world = _set_pod(world, other.with_(nominated_node_name=""))
+                    events.append(nomination_changed(other, ""))
+        if pod.nominated_node_name and pod.nominated_node_name != chosen:
+            events.append(nomination_changed(pod, chosen))
         world = _set_pod(world, world.state.pod_keyed(key).with_(nominated_node_name=chosen))
         world = replace(world, preempted=world.preempted | set(evicted))
         world = world.note(f"{key} preempts {', '.join(victims) or 'nobody new'} on {chosen} ({pr.reasons[0]})")
-        return _park(world, key)
+        world = _park(world, key, pr.rejectors)
+        for event in events:
+            world = wake(world, event)
+        return world
+    cleared = pr.nominated_node == "" and bool(pod.nominated_node_name)
     if pr.nominated_node == "":
         world = _set_pod(world, pod.with_(nominated_node_name=""))
-    return _park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key)
+    world = _park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key, pr.rejectors)
+    return wake(world, nomination_changed(pod, "")) if cleared else world
 
 
-def _park(world: World, key: str) -> World:
-    """Back to the unschedulable pool; its place in the queue is now."""
+def _park(world: World, key: str, rejectors: frozenset[str] = frozenset()) -> World:
+    """Back to the unschedulable pool with the plugins that rejected it; its place in the queue,
+    and the start of its backoff, are now."""
     parked = tuple(p for p in world.parked if p[0] != key) + ((key, world.now),)
     pod = world.state.pod_keyed(key)
     world = _set_pod(world, pod.with_(queued_at=world.now)) if pod is not None else world
-    return replace(world, parked=parked)
+    failures = dict(world.failures)
+    failures[key] = failures.get(key, 0) + 1
+    return replace(world, parked=parked, failures=tuple(sorted(failures.items())),
+                   rejectors=tuple((k, r) for k, r in world.rejectors if k != key) + ((key, rejectors),))
+
+
+def rejectors_of(world: World, key: str) -> frozenset[str]:
+    """The plugins that rejected a parked pod. A world read from a cluster may not know them: then
+    every plugin whose hints a pod event can satisfy counts, as if it had rejected the pod."""
+    found = dict(world.rejectors).get(key)
+    return found if found is not None else frozenset(("NodeResourcesFit", "InterPodAffinity"))
+
+
+def wake(world: World, event: ClusterEvent) -> World:
+    """Move the parked pods that ``event`` may help back to the queue (``requeue.woken_by``)."""
+    woken = []
+    for key, _ in world.parked:
+        pod = world.state.pod_keyed(key)
+        why = woken_by(event, pod, rejectors_of(world, key), world.release) if pod is not None else ""
+        if why:
+            woken.append((key, why))
+    if not woken:
+        return world
+    keys = {k for k, _ in woken}
+    world = replace(world, parked=tuple(p for p in world.parked if p[0] not in keys),
+                    queued=world.queued + tuple(k for k, _ in woken if k not in world.queued))
+    return world.note(f"{event.what}: " + "; ".join(f"{k} tried again ({why})" for k, why in woken))
+
+
+def backing_off(world: World, key: str) -> bool:
+    """Whether a pod woken now is still in its backoff (it then waits in backoffQ behind the
+    pods whose backoff is over: the scheduler pops backoffQ only when activeQ is empty)."""
+    pod = world.state.pod_keyed(key)
+    count = dict(world.failures).get(key, 0)
+    if pod is None or not count or pod.queued_at is None:
+        return False
+    return world.now < pod.queued_at + backoff(count)
+
+
+def pop_order(world: World, keys: tuple[str, ...]) -> list[str]:
+    """Woken pods in the order the scheduler pops them: those past their backoff in queue order,
+    then those still backing off by when their backoff ends (SchedulerPopFromBackoffQ)."""
+    pods = [p for p in (world.state.pod_keyed(k) for k in keys) if p is not None and not p.node_name]
+    ready = [p for p in pods if not backing_off(world, p.key)]
+    waiting = sorted((p for p in pods if backing_off(world, p.key)),
+                     key=lambda p: (p.queued_at + backoff(dict(world.failures)[p.key]), queue_key(p)))
+    return [k for group in queue_order(ready) for k in group] + [p.key for p in waiting]
 
 
 def run_queue(world: World, keys: set[str] | None = None) -> World:
-    """Try pending pods (all active ones, or just ``keys``) once each, in queue order."""
-    parked = world.parked_keys()
-    active = [p for p in world.state.pending() if (p.key in keys if keys is not None else p.key not in parked)]
-    order = [key for group in queue_order(active) for key in group]
-    after = _try_each(world, order)
-    if len(order) > 1 and keys is None:
-        # Woken together by one event: would the other order among equal priorities differ?
-        priority = {p.key: p.priority for p in active}
-        swapped = [k for _, same in groupby(order, key=priority.get) for k in reversed(list(same))]
-        if swapped != order and view(_try_each(world, swapped)) != view(after):
-            tied = sorted(k for k in order if sum(priority[o] == priority[k] for o in order) > 1)
-            after = replace(after, order_decided=after.order_decided + (
-                f"[{world.now.isoformat(timespec='seconds')}] the queue order among {', '.join(tied)} decided",))
-    return after
+    """Try pending pods (``keys``, or every one not parked) and then every pod an event moved back
+    to the queue meanwhile, until none is left."""
+    if keys is None:
+        keys = {p.key for p in world.state.pending() if p.key not in world.parked_keys()}
+    world = replace(world, queued=world.queued + tuple(sorted(k for k in keys if k not in world.queued)))
+    return _drain(world)
+
+
+def _drain(world: World, check_order: bool = True) -> World:
+    for _ in range(100):
+        if not world.queued:
+            return world
+        order = pop_order(world, world.queued)
+        world = replace(world, queued=())
+        after = _try_each(world, order)
+        if check_order and len(order) > 1:
+            after = _order_decided(world, order, after)
+        world = after
+    raise RuntimeError("the model's queue did not drain after 100 rounds")
+
+
+def _order_decided(world: World, order: list[str], after: World) -> World:
+    """Woken together by one event: would the other order among equal priorities differ?"""
+    priority = {k: world.state.pod_keyed(k).priority for k in order}
+    swapped = [k for _, same in groupby(order, key=priority.get) for k in reversed(list(same))]
+    if swapped == order:
+        return after
+    if view(_drain(_try_each(world, swapped), check_order=False)) == view(_drain(after, check_order=False)):
+        return after
+    tied = sorted(k for k in order if sum(priority[o] == priority[k] for o in order) > 1)
+    return replace(after, order_decided=after.order_decided + (
+        f"[{world.now.isoformat(timespec='seconds')}] the queue order among {', '.join(tied)} decided",))
 
 
 def _try_each(world: World, order: list[str]) -> World:
     for key in order:
+        pod = world.state.pod_keyed(key)
+        if pod is None or pod.node_name:
+            continue  # gone, or bound meanwhile
         world = attempt(replace(world, parked=tuple(p for p in world.parked if p[0] != key)), key)
     return world
 
@@ -149,18 +235,21 @@ def delete_pod(world: World, key: str) -> World:
     pod = world.state.pod_keyed(key)
     if pod is None or pod.terminating:
         return world
-    if not pod.node_name:  # a pending pod goes at once
-        return _remove(world, key)
+    if not pod.node_name:  # a pending pod goes at once; nominated, it gave back the room it held
+        world = _remove(world, key)
+        return run_queue(wake(world, nominated_pod_deleted(pod)), set()) if pod.nominated_node_name else world
     return _set_pod(world, pod.with_(deletion_timestamp=world.now + timedelta(seconds=pod.termination_grace_seconds)))
 
 
 def _remove(world: World, key: str) -> World:
-    world = replace(world, state=world.state.without_pods([key]), parked=tuple(p for p in world.parked if p[0] != key))
+    world = replace(world, state=world.state.without_pods([key]), parked=tuple(p for p in world.parked if p[0] != key),
+                    queued=tuple(k for k in world.queued if k != key))
     return world.note(f"{key} is gone")
 
 
 def advance(world: World, until: datetime | None = None, flush: bool = True) -> World:
-    """Let time pass: terminating pods disappear, which wakes parked pods; the flush wakes the rest.
+    """Let time pass: terminating pods disappear, which wakes the parked pods it may help; the flush
+    wakes the rest.
 
     ``until=None`` runs until no pod is terminating any more: the settled
     outcome of an action. ``flush=False`` leaves the periodic flush out, for
@@ -180,12 +269,10 @@ def advance(world: World, until: datetime | None = None, flush: bool = True) -> 
         when, kind, key = min(due)
         world = replace(world, now=max(world.now, when))
         if kind == "gone":
-            was_assigned = bool(world.state.pod_keyed(key).node_name)
+            gone = world.state.pod_keyed(key)
             world = _remove(world, key)
-            if was_assigned:
-                # An assigned pod going away may help every parked pod.
-                world = replace(world, parked=())
-                world = run_queue(world)
+            if gone.node_name:
+                world = run_queue(wake(world, assigned_pod_gone(gone)), set())
         else:
             world = replace(world, parked=tuple(p for p in world.parked if p[0] != key))
             world = run_queue(world, {key}).note(f"{key} retried by the periodic flush (a window: "
@@ -252,4 +339,18 @@ def view(world: World) -> dict[str, PodView]:
     return out
 
 
-__all__ = ["World", "PodView", "advance", "attempt", "create_pod", "delete_pod", "run_queue", "start", "view"]
+def waiting_for_an_event(world: World) -> list[str]:
+    """Parked pods an attempt now would place or let preempt: they wait for an event that their
+    rejectors' hints accept, or for the flush. On a cluster shared with other work, any such
+    event from elsewhere (a pod deleted in another namespace) retries them earlier, so an
+    outcome that rests on their waiting can only be observed on a quiet cluster."""
+    out = []
+    for key, _ in world.parked:
+        pr = predict(world.state, key, world.build, world.now)
+        if pr.outcome == "schedule" or (pr.outcome == "preempt" and any(pr.victims.values())):
+            out.append(key)
+    return out
+
+
+__all__ = ["World", "PodView", "advance", "attempt", "create_pod", "delete_pod", "run_queue", "start", "view",
+           "wake", "waiting_for_an_event"]

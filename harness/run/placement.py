@@ -5,13 +5,16 @@ it shows. Two things can: cluster-wide state it changes (a global default class,
 declared ``alone: true``), and events from other scenarios. Those events matter when
 the outcome rests on the queue's order among equal-priority pods woken together:
 the queue orders them by when each was last parked, and every unrelated pod
-deletion re-tries and re-parks them, in whatever order it happens to. The model
-knows when that order decided something, so the author need not.
+deletion re-tries and re-parks them, in whatever order it happens to; and when a
+parked pod that would fit waits for an event its rejecting plugins register for,
+any such event from elsewhere retries it sooner. The model knows when either
+decided something, so the author need not.
 """
 
 from __future__ import annotations
 
 from reference.release import DEFAULT_RELEASE
+from reference.scheduler import waiting_for_an_event
 
 from harness.run.pods.expectation import simulate
 from harness.formats.pods import Scenario
@@ -22,9 +25,16 @@ def why_alone(scenario: Scenario, build: str, release: str = DEFAULT_RELEASE) ->
     if scenario.alone:
         return "declared alone"
     build, release = scenario.semantics(build, release)
-    decided = simulate(scenario, build, release=release)[-1].order_decided
+    worlds = simulate(scenario, build, release=release)
+    decided = worlds[-1].order_decided
     if decided:
         return "the model says " + decided[0].split("] ", 1)[-1]
+    for i, world in enumerate(worlds):
+        waiting = waiting_for_an_event(world)
+        if waiting:
+            where = "after set-up" if i == 0 else f"after step {i - 1}"
+            return (f"the model says {', '.join(waiting)} would fit {where} but waits for an event that "
+                    "wakes it (or the flush): another scenario's events would retry it sooner")
     return ""
 
 

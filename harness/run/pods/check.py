@@ -25,6 +25,7 @@ from harness.run.pods.expectation import Mismatch
 from harness.run.pods.history import PodLog
 from reference import scheduler as sched
 from reference.objects import ClusterState
+from reference.preemption import filter_nodes
 from reference.scheduler import PodView, World
 
 
@@ -120,9 +121,12 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
         pdbs.append(replace(to_pdb(spec, "default", st.disruptions_allowed if st else 0),
                             disrupted_pods=tuple((st.disrupted_pods or {}) if st else {})))
     state = ClusterState(tuple(classes), tuple(to_node(n) for n in scenario.nodes), tuple(pods), tuple(pdbs))
+    # The cluster does not show which plugins rejected a parked pod; the model's filters on the
+    # state as it is now stand in for its last attempt.
+    rejectors = tuple((key, filter_nodes(state, state.pod_keyed(key))[2]) for key, _ in parked)
     return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
-                 rejected=tuple(act.rejected.items()))
+                 rejected=tuple(act.rejected.items()), rejectors=rejectors)
 
 
 @dataclass(frozen=True)

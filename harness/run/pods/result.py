@@ -10,6 +10,10 @@ from harness.run.faults import Fault
 from harness.run.pods.expectation import Mismatch
 from reference.scheduler import PodView
 
+# The report of a result that failed on a named scheduler fault alone says so in this line, so a
+# reader of a test report (the kill matrix among them) tells a fault from a difference.
+FAULT_ONLY = "no difference from the model: only a named scheduler fault"
+
 
 @dataclass
 class StepRecord:
@@ -42,6 +46,14 @@ class Result:
         return [f for f in step.findings if f.fails]
 
     @property
+    def fault_only(self) -> bool:
+        """Failed, but only by a named scheduler fault: no pod differs from the model, no expect
+        is unmet, nothing went wrong in the kit. Evidence of a race the kit names, never of a
+        difference from the specification."""
+        return (not self.error and any(self._failing(s) for s in self.steps)
+                and not any(s.mismatches or s.expect_mismatches for s in self.steps))
+
+    @property
     def known_faults(self) -> list[Fault]:
         """Faults that left the outcome as specified: reported by name, not as a difference."""
         # Each step reads all events so far: one fault shows in every later step.
@@ -51,6 +63,8 @@ class Result:
         lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
         if self.error:
             lines.append(f"error: {self.error}")
+        if self.fault_only:
+            lines.append(FAULT_ONLY)
         for s in self.steps:
             if not (s.mismatches or s.expect_mismatches or self._failing(s)):
                 continue
