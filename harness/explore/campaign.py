@@ -22,6 +22,7 @@ import yaml
 
 from harness.host import lifecycle
 from harness.errors import KitError
+from harness.explore.generate import looks_midway
 from harness.run.placement import why_alone
 from harness.run.pods.result import Result
 from harness.formats.pods import Scenario
@@ -58,13 +59,15 @@ class Summary:
     scenarios: int = 0
     steps: int = 0
     agreed: int = 0
+    midway: int = 0  # scenarios with a step looked at before things settle
     known_faults: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     seconds: float = 0.0
 
     def lines(self) -> list[str]:
         by_kind = {k: sum(1 for d in self.divergences if d.kind == k) for k in KINDS}
-        out = [f"[{self.build}] {self.scenarios} scenarios, {self.steps} steps compared, {self.agreed} agreed, "
+        out = [f"[{self.build}] {self.scenarios} scenarios ({self.midway} looked mid-way), "
+               f"{self.steps} steps compared, {self.agreed} agreed, "
                f"{len(self.divergences)} diverged ({', '.join(f'{k}: {n}' for k, n in by_kind.items())}), "
                f"{self.known_faults} with a known scheduler fault that left the outcome as specified; "
                f"{self.seconds / 60:.1f} min"]
@@ -229,6 +232,7 @@ def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, pr
             if r is None:
                 continue
             summary.scenarios += 1
+            summary.midway += looks_midway(by_id[s.id])
             summary.steps += len(r.steps)
             kind = kind_of(r)
             if kind is None:

@@ -17,6 +17,10 @@ hard case:
   that creates one is fine, the model predicts its rejection);
 - a scenario whose outcome would depend on when an unrelated cluster event wakes a parked
   pod (a toleration window that can end while it runs, or a global default) is ``alone``.
+
+A third of the pod steps look mid-way (``settle`` shorter than the grace periods of the
+victims), and the steps draw the events that do or do not wake parked pods: deleting pending
+and nominated pods, class and PDB changes while pods wait.
 """
 
 from __future__ import annotations
@@ -129,7 +133,8 @@ def initial_pods(draw, node_list: list[dict], class_list: list[dict]) -> list[di
                 break
         for slots in sizes:
             p: dict = {"name": f"p{len(out) + 1}", "node": node["name"], "slots": slots,
-                       "grace": draw(st.sampled_from([0, 1, 2, 5]))}
+                       # 20 s: long enough that a look mid-way finds its victims still terminating.
+                       "grace": draw(st.sampled_from([0, 1, 2, 5, 20]))}
             if draw(st.integers(0, 6)):
                 p["class"] = draw(st.sampled_from(names))
             if draw(st.booleans()):
@@ -184,7 +189,7 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
         if kind == "deletePod" and live:
             name = draw(st.sampled_from(live))
             live.remove(name)
-            out.append({"deletePod": name})
+            out.append(_maybe_midway(draw, {"deletePod": name}))
         elif kind == "createClass":
             made += 1
             value = LIMIT + 1 if draw(st.integers(0, 4)) == 0 else draw(st.integers(-100, 2000))
@@ -223,8 +228,24 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
         else:
             name = f"q{len(out) + 1}"
             live.append(name)
-            out.append({"createPod": draw(new_pod(name, list(classes_now.values()), node_list))})
+            out.append(_maybe_midway(draw, {"createPod": draw(new_pod(name, list(classes_now.values()), node_list))}))
     return out
+
+
+MIDWAY = ("2s", "3s")  # shorter than a 5 or 20 s grace period: the look comes before things settle
+
+
+def _maybe_midway(draw, step: dict) -> dict:
+    """A third of the pod steps look mid-way, while victims may still be terminating and parked
+    pods have been retried (or not) only by the events so far: where the queue's wake-up rules
+    show, which an outcome looked at once settled hides."""
+    if draw(st.integers(0, 2)) == 0:
+        return dict(step, settle=draw(st.sampled_from(MIDWAY)))
+    return step
+
+
+def looks_midway(tree: dict) -> bool:
+    return any("settle" in s for s in tree.get("steps", []))
 
 
 def _short_window(c: dict) -> bool:
