@@ -217,6 +217,20 @@ def scenario_of(testcase: ET.Element) -> str:
     return scenario
 
 
+def tally(report: ET.Element, run: Run) -> Run:
+    """A JUnit report's verdicts into ``run``: a failure that shows a difference from the model
+    (or an error of the kit) is a kill; one whose report says it failed on a named scheduler fault
+    alone (result.FAULT_ONLY) is not."""
+    for tc in report.iter("testcase"):
+        bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
+        if bad is not None:
+            text = (bad.get("message") or "") + (bad.text or "")
+            (run.faults if FAULT_ONLY in text else run.failed).append(scenario_of(tc))
+        elif tc.find("skipped") is None:
+            run.passed += 1
+    return run
+
+
 def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, first_failure: bool,
                   extra: tuple[str, ...] = ()) -> Run:
     out.mkdir(parents=True, exist_ok=True)
@@ -242,13 +256,7 @@ def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, fir
     if not xml.exists():
         run.error = f"pytest exited {proc.returncode} without a report; see {log}"
         return run
-    for tc in ET.parse(xml).getroot().iter("testcase"):
-        bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
-        if bad is not None:
-            text = (bad.get("message") or "") + (bad.text or "")
-            (run.faults if FAULT_ONLY in text else run.failed).append(scenario_of(tc))
-        elif tc.find("skipped") is None:
-            run.passed += 1
+    tally(ET.parse(xml).getroot(), run)
     if proc.returncode not in (0, 1):
         run.error = f"pytest exited {proc.returncode}; see {log}"
     return run

@@ -73,3 +73,44 @@ def test_failed_scenarios_are_read_from_the_junit_report():
     cases = list(root.iter("testcase"))
     assert [mutate.scenario_of(c) for c in cases] == ["preempt-basic", "pdb-best-effort",
                                                          "test_high_priority_pod_preempts_low_priority_pod"]
+
+
+def test_a_failure_on_a_named_scheduler_fault_alone_is_no_kill():
+    """Issue 21: the 1.34 double-preemption race fails a test on a correct build too; such a failure
+    says nothing about the mutant, and a run with nothing else is inconclusive."""
+    from harness.run.pods.result import FAULT_ONLY
+
+    root = ET.fromstring(
+        '<testsuites><testsuite>'
+        f'<testcase name="test_scenario[plugins-pdb-best-effort]"><failure message="x">{FAULT_ONLY}\n'
+        '  SCHEDULER FAULT: one preemptor, victims on two nodes</failure></testcase>'
+        '<testcase name="test_scenario[plugins-preempt-basic]"/>'
+        '</testsuite></testsuites>')
+    run = mutate.tally(root, mutate.Run("m", "plugins"))
+    assert run.faults == ["pdb-best-effort"] and run.failed == [] and run.passed == 1
+    assert run.inconclusive and not run.killed
+    root = ET.fromstring(
+        '<testsuites><testsuite>'
+        '<testcase name="test_scenario[plugins-preempt-basic]"><failure message="x">! victim pending</failure></testcase>'
+        '</testsuite></testsuites>')
+    run = mutate.tally(root, run)
+    assert run.killed and not run.inconclusive
+    lines, score = mutate.summary([m for m in MUTANTS if m.id == MUTANTS[0].id], {MUTANTS[0].id: [
+        mutate.Run(MUTANTS[0].id, "plugins", faults=["pdb-best-effort"])]})
+    assert "INCONCLUSIVE" in lines[1] and score == 0.0
+
+
+def test_a_report_says_when_only_a_named_fault_failed_it():
+    from harness import SCENARIOS
+    from harness.formats.pods import load
+    from harness.run.faults import Fault
+    from harness.run.pods.expectation import Mismatch
+    from harness.run.pods.result import FAULT_ONLY, Result, StepRecord
+
+    s = load(SCENARIOS / "preempt-basic.yaml")
+    race = Fault("one preemptor, victims on two nodes", "p preempted a on n1, b on n2", True)
+    fault_only = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [], [], [], [race])])
+    assert fault_only.fault_only and FAULT_ONLY in fault_only.report()
+    differs = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [Mismatch("p", "phase", "running", "pending")],
+                                               [], [], [race])])
+    assert not differs.fault_only and FAULT_ONLY not in differs.report()
