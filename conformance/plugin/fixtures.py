@@ -129,6 +129,7 @@ def batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, run_id:
                   stop_at_first_failure=opts.stop_at_first_failure, artifacts=opts.artifacts)
         b.run()
     yield b
+    state.preemptions += [dict(rec, nodes="kwok") for r in b.results.values() for rec in r.timings]
     if b.results:
         longest = max(b.results.values(), key=lambda r: r.seconds)
         state.timing_lines.append(f"[{build}] {len(b.results)} scenarios in {b.wall:.1f} s wall time; "
@@ -148,6 +149,7 @@ def real_batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, ru
               run_id + "r", real_nodes, stop_at_first_failure=opts.stop_at_first_failure,
               artifacts=opts.artifacts / "real-kubelets")
     b.run()
+    state.preemptions += [dict(rec, nodes="real") for r in b.results.values() for rec in r.timings]
     state.timing_lines.append(f"[{build}] {len(b.results)} scenarios on real kubelets in {b.wall:.1f} s wall time")
     return b
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import statistics
 import time
 from pathlib import Path
 
@@ -57,12 +59,45 @@ def write_matrix(lines: list[str], artifacts: Path) -> Path:
     return out
 
 
+TIMINGS_FILE = "preemption-timings.json"
+
+
+def latency_lines(records: list[dict]) -> list[str]:
+    """Per build: how many preemptions, and the median and worst time from the preemptor's
+    creation to its binding (and to its nomination), over those that got that far."""
+    lines = []
+    for build in sorted({r["build"] for r in records}):
+        mine = [r for r in records if r["build"] == build and "error" not in r]
+        bound = sorted(r["bound"] for r in mine if r.get("bound") is not None)
+        nominated = sorted(r["nominated"] for r in mine if r.get("nominated") is not None)
+        if not mine:
+            continue
+        line = f"[{build}] {len(mine)} preemptions"
+        if nominated:
+            line += f"; created to nominated: median {statistics.median(nominated):.2f} s, worst {nominated[-1]:.2f} s"
+        if bound:
+            line += f"; created to bound: median {statistics.median(bound):.2f} s, worst {bound[-1]:.2f} s"
+        lines.append(line)
+    return lines
+
+
+def write_timings(records: list[dict], artifacts: Path) -> Path:
+    artifacts.mkdir(parents=True, exist_ok=True)
+    out = artifacts / TIMINGS_FILE
+    out.write_text(json.dumps(records, indent=1) + "\n")
+    return out
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     state = config.stash.get(RUN, None)
     if state is None:
         return
     for line in state.timing_lines:
         terminalreporter.write_line(line)
+    if state.preemptions:
+        for line in latency_lines(state.preemptions):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"(each preemption's phases in {write_timings(state.preemptions, state.options.artifacts)})")
     if state.karmada_timings:
         parts = ", ".join(f"{k} {v:.1f} s" for k, v in state.karmada_timings.items() if k != "down")
         terminalreporter.write_line(f"[karmada] control plane: {parts}; scenarios one after another: "

@@ -90,6 +90,7 @@ class RunState:
     kind_runs: dict[str, KindRun] = field(default_factory=dict)  # by target
     timing_lines: list[str] = field(default_factory=list)  # for the terminal summary
     longest: float = 0.0  # the longest scenario's seconds
+    preemptions: list[dict] = field(default_factory=list)  # every preemption's phase timings
     karmada_timings: dict[str, float] = field(default_factory=dict)
     karmada_seconds: float = 0.0  # the Karmada scenarios' time, one after another
 

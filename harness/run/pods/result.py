@@ -36,6 +36,7 @@ class Result:
     seconds: float = 0.0
     artifacts: Path | None = None
     cancelled: bool = False  # stopped before its verdict because it was no longer needed
+    timings: list[dict] = field(default_factory=list)  # one record per preemption (run.pods.timings)
 
     @property
     def ok(self) -> bool:

@@ -35,6 +35,7 @@ from harness.run.pods.history import PodHistory
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.place import claim_nodes, place_initial_pods
 from harness.run.pods.result import Result, StepRecord
+from harness.run.pods.timings import preemptions
 from harness.run.settle import settle
 from reference import scheduler as sched
 from reference.preemption import PLUGINS
@@ -85,6 +86,7 @@ class ScenarioRun:
         except Exception:
             self.result.error = "harness failure:\n" + traceback.format_exc()
         finally:
+            self.record_timings()
             if (not self.result.ok or self.result.known_faults) and not self.result.cancelled and not lifecycle.stopping():
                 self.save_artifacts()
             self.teardown()
@@ -131,6 +133,16 @@ class ScenarioRun:
                                           check.messages(self.history)) if step.expect else [])
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
                           expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults())
+
+    def record_timings(self) -> None:
+        """Each preemption's phases, from the history, for the run's timings file."""
+        if self.history is None or self.result.cancelled:
+            return
+        try:
+            self.result.timings = [t.record(scenario=self.s.id, build=self.label, release=self.release, copy=self.copy)
+                                   for t in preemptions(self.history)]
+        except Exception as e:  # a figure is never worth a verdict
+            self.result.timings = [{"scenario": self.s.id, "build": self.label, "error": str(e)}]
 
     def faults(self):
         assert self.history is not None
