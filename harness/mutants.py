@@ -63,6 +63,7 @@ class Mutant(BaseModel):
     original: str = Field(min_length=1)
     replacement: str
     rule: str = Field(min_length=1)
+    rules: list[str] = Field(min_length=1)  # the ids of mutants/rules/index.yaml it breaks
     spec: str = Field(min_length=1)
     builds: list[Literal[BUILDS]] = Field(min_length=1)  # type: ignore[valid-type]
     equivalent: str = ""  # why no observable difference can exist; then it need not be killed
@@ -85,7 +86,11 @@ def load(path: Path) -> Mutant:
 
 
 def load_all(directory: Path = MUTANTS) -> list[Mutant]:
-    return [load(p) for p in sorted(directory.glob("*.yaml"))]
+    from harness.mutant_rules import check_named
+
+    mutants = [load(p) for p in sorted(directory.glob("*.yaml"))]
+    check_named(mutants, directory)
+    return mutants
 
 
 # --- building ---------------------------------------------------------------------

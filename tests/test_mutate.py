@@ -28,7 +28,7 @@ def test_a_malformed_mutant_names_its_file_and_field(tmp_path):
     with pytest.raises(KitError, match=r"x.yaml: module: "):
         mutate.load(bad)
     same = tmp_path / "y.yaml"
-    same.write_text("id: y\nmodule: k8s.io/kubernetes\nfile: a.go\noriginal: a\nreplacement: a\nrule: r\nspec: s\nbuilds: [plugins]\n")
+    same.write_text("id: y\nmodule: k8s.io/kubernetes\nfile: a.go\noriginal: a\nreplacement: a\nrule: r\nrules: [x]\nspec: s\nbuilds: [plugins]\n")
     with pytest.raises(KitError, match="y.yaml: replacement: the same as original"):
         mutate.load(same)
 

@@ -17,12 +17,28 @@ def register(sub) -> None:
     mu.add_argument("--full", action="store_true",
                     help="run every scenario on every build a mutant affects (default: stop at the first kill), "
                          "and the mutants argued equivalent too")
+    mu.add_argument("--rules", action="store_true",
+                    help="print each rule, the mutants that break it and the last kill matrix's verdict; run nothing")
     mu.set_defaults(func=run)
+
+
+def rules_table() -> int:
+    from harness import mutant_rules
+    from harness import mutants as mutate
+
+    last = REPO / "artifacts" / "mutants" / mutant_rules.LAST_MATRIX
+    verdicts = mutant_rules.killers(last.read_text()) if last.exists() else {}
+    lines = mutant_rules.table(mutant_rules.load_rules(mutate.MUTANTS), mutate.load_all(), verdicts)
+    print("\n".join(lines))
+    print(f"(verdicts from {last})" if last.exists() else "(no kill matrix yet: run ./kit mutants)")
+    return 0
 
 
 def run(args) -> int:
     from harness import mutants as mutate
 
+    if args.rules:
+        return rules_table()
     mutants = mutate.load_all()
     skipped: list[str] = []
     if args.mutant:
