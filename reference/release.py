@@ -2,7 +2,7 @@
 
 Each change is a named switch with the release it starts in and the upstream
 change that made it; the model asks ``has(release, SWITCH)`` where behaviour
-differs. Research behind the table: docs/releases-behaviour.md.
+differs. Research behind the table: docs/research/releases-behaviour.md.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 # `./kit conformance` and `./kit cluster up` alike. It must be a release on which both scheduler
 # builds run (harness.build.toolchain.default_release() checks the wrappers have it).
 DEFAULT_RELEASE = "1.35"
-# The releases whose scheduler code was read for the switches below (docs/releases-behaviour.md).
+# The releases whose scheduler code was read for the switches below (docs/research/releases-behaviour.md).
 RELEASES = ("1.34", "1.35", "1.36", "1.37")
 
 

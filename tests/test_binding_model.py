@@ -1,4 +1,4 @@
-"""The Karmada binding-priority model, one rule per test (docs/karmada-research.md)."""
+"""The Karmada binding-priority model, one rule per test (docs/research/karmada-binding-priority.md)."""
 
 import pytest
 

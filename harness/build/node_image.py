@@ -2,7 +2,7 @@
 
 ``kind build node-image`` always fetches etcd, CoreDNS, pause and kindnetd from a registry,
 so it cannot run where no registry is reachable (these machines, an air-gapped CI). This
-module assembles the same layout instead (docs/kind-node-image-research.md):
+module assembles the same layout instead (docs/research/kind-node-image.md):
 
 - the **base**: a Debian rootfs by debootstrap with kind's base packages, kind's own base
   files (entrypoint, units, containerd config) from the kind module the kit builds, and the

@@ -11,5 +11,5 @@ One module per concept:
 - scheduling   one scheduling attempt: Divided replicas, Aggregated, against member room
 - predict      a scenario's steps chained into expectations, with reasons
 
-docs/karmada-research.md holds the facts and their code pointers.
+docs/research/karmada-binding-priority.md holds the facts and their code pointers.
 """
