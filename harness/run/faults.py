@@ -32,8 +32,8 @@ def preempted_again(events: list, release: str = DEFAULT_RELEASE, build: str = "
     ("Preempted by pod UID on node N"): victims on a second node change the outcome; the same
     victim preempted again (it was still terminating) leaves the outcome as it was. That is a
     known bug of asynchronous preemption before 1.35 (kubernetes#134249), gated there (#134730):
-    a regression after. The synchronous plugins build has no such gate: its informer race (see
-    the README) stays a known fault on every release."""
+    a regression after. The synchronous plugins build has no such gate: its informer race
+    (docs/scheduler-faults.md) stays a known fault on every release."""
     by_preemptor: dict[str, list[tuple[str, str, str]]] = {}
     for e in events:
         m = PREEMPTED_BY.search(e.message or "")
@@ -48,13 +48,13 @@ def preempted_again(events: list, release: str = DEFAULT_RELEASE, build: str = "
         if len({node for _, _, node in victims}) > 1:
             out.append(Fault("one preemptor, victims on two nodes", seen + " (a scheduler race, not a model "
                              "difference: the preemptor was tried again before its first preemption was settled, "
-                             "and preempted elsewhere; see the README, 'What the kit has found')", True))
+                             "and preempted elsewhere; see docs/scheduler-faults.md)", True))
         elif len({v for _, v, _ in victims}) < len(victims):
             fixed = has(release, ONE_PREEMPTION_AT_A_TIME) and PLUGINS[build].asynchronous
             out.append(Fault("one preemptor preempted the same victim twice", seen + " (a scheduler race: the "
                              "preemptor was tried again while its victim was terminating on its nominated node, "
                              "where it should have waited; the pods still end as specified; "
                              + (f"fixed in {ONE_PREEMPTION_AT_A_TIME.since} by {ONE_PREEMPTION_AT_A_TIME.upstream}, "
-                                "so here a regression" if fixed else "see the README, 'What the kit has found'")
+                                "so here a regression" if fixed else "see docs/scheduler-faults.md")
                              + ")", fixed))
     return out
