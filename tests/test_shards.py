@@ -188,6 +188,10 @@ def test_two_junit_files_merge_into_one_tally(tmp_path):
         _case("test_scenario[upstream-c]", '<skipped type="pytest.skip" message="--no-cluster"/>')])))
     for i in (1, 2):
         _write(tmp_path / f"s{i}" / "shard-conformance.json", json.dumps(_shard_record("conformance", i, 2, [])))
+    report = merge([tmp_path / "s1", tmp_path / "s2"], tmp_path / "s1" / "merged")
+    assert "1 failed, 3 passed, 1 skipped, 1 xfailed (over 2 JUnit file(s); merged in " \
+           f"{tmp_path / 's1' / 'merged' / 'junit.xml'})" in report.lines
+    # Merged again elsewhere: the first merge's output, inside a shard's folder, is not a shard.
     report = merge([tmp_path / "s1", tmp_path / "s2"], tmp_path / "merged")
     assert "1 failed, 3 passed, 1 skipped, 1 xfailed (over 2 JUnit file(s); merged in " \
            f"{tmp_path / 'merged' / 'junit.xml'})" in report.lines

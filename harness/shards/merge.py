@@ -26,6 +26,7 @@ RUNS = "runs.json"  # harness/cli/mutants.py
 MATRIX_DATA = "release-matrix.json"  # conformance/plugin/reporting.py
 CONFORMANCE_RECORD = "shard-conformance.json"  # conformance/plugin/sharding.py
 DURATIONS = (".test_durations", "test_durations.json")  # pytest-split's default name, and a visible one
+MERGED = "shards.json"  # in a merge's output folder, which a later merge skips
 
 
 @dataclass
@@ -48,11 +49,14 @@ class Report:
         self.lines += ["", f"== {title} ==", *lines]
 
 
-def _json(path: Path) -> dict:
+def _json(path: Path, key: str | None = None) -> dict:
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise KitError(f"{path}: cannot be read as JSON: {e}") from None
+    if key is not None and not (isinstance(data, dict) and key in data):
+        raise KitError(f"{path}: no {key!r}: not written by this kit's shards (an older run?)")
+    return data
 
 
 def _is_junit(path: Path) -> bool:
@@ -71,15 +75,18 @@ def find(dirs: list[Path], skip: Path | None = None) -> Found:
             raise KitError(f"{d}: no such folder (give each shard's results folder)")
         files += sorted(p for p in d.rglob("*") if p.is_file()
                         and not (skip is not None and skip.resolve() in p.resolve().parents))
+    # An earlier merge's output (it holds shards.json) would count every test twice.
+    merged = {p.parent for p in files if p.name == MERGED}
+    files = [p for p in files if not any(m == p.parent or m in p.parents for m in merged)]
     # A kill matrix's folder also holds each mutant run's own JUnit: those are the matrix, not the suite.
     kill_dirs = {p.parent for p in files if p.name == RUNS}
     for p in files:
         if p.name == RUNS:
-            data = _json(p)
+            data = _json(p, "shard")
             found.kill.append((p, data))
             found.records.append((p, data["shard"]))
         elif p.name.startswith("summary-seed") and p.suffix == ".json":
-            data = _json(p)
+            data = _json(p, "shard")
             found.explore.append((p, data))
             found.records.append((p, data["shard"]))
         elif p.name == CONFORMANCE_RECORD:
@@ -300,7 +307,7 @@ def merge(dirs: list[Path], out: Path) -> Report:
     report = Report()
     table = shards(found, report)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "shards.json").write_text(json.dumps(table, indent=1) + "\n")
+    (out / MERGED).write_text(json.dumps(table, indent=1) + "\n")
     if found.junit:
         junit(found.junit, out, report)
     if found.kill:
