@@ -206,6 +206,17 @@ class Run:
     def killed(self) -> bool:
         return bool(self.failed)
 
+    def to_json(self) -> dict:
+        return {"mutant": self.mutant, "build": self.build, "failed": self.failed, "faults": self.faults,
+                "passed": self.passed, "error": self.error, "seconds": round(self.seconds, 1),
+                "log": str(self.log) if self.log else None}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Run:
+        """A run as a shard wrote it (``to_json``); ``./kit merge`` joins shards' kill matrices."""
+        return cls(d["mutant"], d["build"], list(d["failed"]), list(d["faults"]), d["passed"], d["error"],
+                   d["seconds"], Path(d["log"]) if d.get("log") else None)
+
     @property
     def inconclusive(self) -> bool:
         """Only named scheduler faults failed: they say nothing about the mutant (a race the kit
@@ -322,6 +333,13 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         raise
     pool.shutdown()
     return baseline, runs
+
+
+def runs_data(record: dict, baseline: list[Run], runs: dict[str, list[Run]]) -> dict:
+    """A kill matrix as data (``runs.json``): the shard's record (``harness.shards.split``), the
+    baseline and every mutant's runs, so that ``./kit merge`` can join shards' matrices."""
+    return {"shard": record, "baseline": [r.to_json() for r in baseline],
+            "runs": {k: [r.to_json() for r in v] for k, v in runs.items()}}
 
 
 def summary(mutants: list[Mutant], runs: dict[str, list[Run]]) -> tuple[list[str], float]:

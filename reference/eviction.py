@@ -5,7 +5,7 @@ k8s.io/kubernetes v1.35.8 ``pkg/kubelet/eviction``; the ranking is the same in v
 v1.36.4 and v1.37.2 (``helpers.go`` is byte-identical from 1.35 on, and differs in 1.34 only in
 logging).
 
-Where the seed and the code differ, the code wins (README, "Kubelet eviction"):
+Where the seed and the code differ, the code wins (docs/semantics.md, "Kubelet eviction"):
 - the order is: usage over requests first, then LOWER priority, then the larger usage minus
   request (a difference, not a ratio); the Korean seed leaves the priority step out;
 - a pod within its requests is not exempt, only ranked after every pod over them; the only

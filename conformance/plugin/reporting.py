@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.verdict import verdict
+from harness.run.verdict import NOT_RUN, matrix_lines, verdict
 from conformance.plugin.state import RUN
 
 
@@ -32,30 +32,37 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 
 def cell(result, batch) -> str:
     """A matrix cell: the verdict's name, or "-" for a scenario the target did not run."""
-    return "-" if result is None else verdict(result, batch.build, batch.release).value
+    return NOT_RUN if result is None else verdict(result, batch.build, batch.release).value
+
+
+def matrix_data(batches: dict) -> dict:
+    """The release matrix as data: targets in order, every scenario's verdict per target (one a
+    target did not run is left out), each target's wall time. ``release-matrix.json`` holds it,
+    so ``./kit merge`` can join the matrices of shards that each ran part of the scenarios."""
+    ids = sorted({sid for b in batches.values() for sid, _ in b.results})
+    cells = {sid: {t: c for t, b in batches.items() if (c := cell(b.results.get((sid, 0)), b)) != NOT_RUN}
+             for sid in ids}
+    return {"targets": list(batches), "cells": cells, "walls": {t: b.wall for t, b in batches.items()}}
 
 
 def release_matrix(batches: dict) -> list[str]:
     """Scenario x (build@release): pass, FAIL, fault (a known scheduler race, outcome as
     specified), differs (specified for another build or release, as expected); then each column's
     wall time."""
-    targets = list(batches)
-    ids = sorted({sid for b in batches.values() for sid, _ in b.results})
-    width = max([len(i) for i in ids] + [8])
-    cols = [max(len(t), 7) for t in targets]
-    lines = [" ".join([f"{'scenario':<{width}}"] + [f"{t:<{w}}" for t, w in zip(targets, cols)])]
-    for sid in ids:
-        cells = [cell(batches[t].results.get((sid, 0)), batches[t]) for t in targets]
-        lines.append(" ".join([f"{sid:<{width}}"] + [f"{c:<{w}}" for c, w in zip(cells, cols)]))
-    lines.append(" ".join([f"{'wall time':<{width}}"] + [f"{batches[t].wall / 60:.1f} min".ljust(w)
-                                                          for t, w in zip(targets, cols)]))
-    return lines
+    data = matrix_data(batches)
+    return matrix_lines(data["targets"], data["cells"], data["walls"])
 
 
-def write_matrix(lines: list[str], artifacts: Path) -> Path:
+MATRIX_FILE = "release-matrix.txt"
+MATRIX_DATA = "release-matrix.json"
+
+
+def write_matrix(lines: list[str], artifacts: Path, data: dict | None = None) -> Path:
     artifacts.mkdir(parents=True, exist_ok=True)
-    out = artifacts / "release-matrix.txt"
+    out = artifacts / MATRIX_FILE
     out.write_text("\n".join(lines) + "\n")
+    if data is not None:
+        (artifacts / MATRIX_DATA).write_text(json.dumps(data, indent=1) + "\n")
     return out
 
 
@@ -104,11 +111,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
                                     f"{state.karmada_seconds:.1f} s")
     clusters = state.local_clusters
     if clusters is not None and state.options.k8s_version and clusters.running:
-        lines = release_matrix({t: clusters.running[t] for t in state.targets if t in clusters.running})
+        batches = {t: clusters.running[t] for t in state.targets if t in clusters.running}
+        lines = release_matrix(batches)
         terminalreporter.write_sep("=", "scenario x release")
         for line in lines:
             terminalreporter.write_line(line)
-        written = write_matrix(lines, state.options.artifacts)
+        # Every target of the run, in order, so that a merge of shards orders the columns as one run.
+        written = write_matrix(lines, state.options.artifacts, {**matrix_data(batches), "order": state.targets})
         terminalreporter.write_line(f"(also in {written})")
     if clusters is not None and state.longest:
         wall = time.monotonic() - clusters.started

@@ -6,6 +6,7 @@
   explain FILE             step the model through a scenario and say why, node by node
   explore --count N        generated scenarios against the model on a real cluster
   matrix FILE              which class can preempt which: immediately, after N s, never
+  merge DIR...             shards' results (conformance, mutants, explore) as the report of one run
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli import build, cluster, explore, mutants, spec
+from harness.cli import build, cluster, explore, mutants, shards, spec
 from harness.errors import KitError
 
 # One module per command group, each adding its own subcommands; the order is the help's.
-GROUPS = (cluster, build, spec, mutants, explore)
+GROUPS = (cluster, build, spec, mutants, explore, shards)
 
 
 def parser() -> argparse.ArgumentParser:

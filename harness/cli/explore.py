@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 from harness import REPO
@@ -20,7 +22,17 @@ def register(sub) -> None:
     x.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the clusters (default: the "
                    f"kit's default release, {DEFAULT_RELEASE})")
     x.add_argument("--out", type=Path, default=REPO / "artifacts" / "explore", help="where divergences go")
+    x.add_argument("--shard", metavar="i/N",
+                   help="run the i-th of N parts of the draws (i from 1; by draw index, round-robin; the seed "
+                        "and ids unchanged, so the shards' union is the unsharded draw), or auto/N: i from "
+                        "JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's, from 0); ./kit merge joins them")
     x.set_defaults(func=run)
+
+
+def summary_name(seed: int, shard) -> str:
+    """The summary's file name without its suffix; a shard's names its shard, so that shards
+    sharing an --out folder keep theirs apart."""
+    return f"summary-seed{seed}" + ("" if shard.count == 1 else shard.suffix)
 
 
 def run(args) -> int:
@@ -31,6 +43,8 @@ def run(args) -> int:
     builds = parse_builds(args.scheduler)
     out = args.out
     toolchain.ensure_all(release=args.k8s_version)
+    if args.replay is not None and args.shard:
+        raise KitError("--shard splits the generated draws; --replay runs one file")
     if args.replay is not None:
         diverged = False
         for b in builds:
@@ -42,10 +56,16 @@ def run(args) -> int:
         return 1 if diverged else 0
     if args.count < 1:
         raise KitError("--count: at least 1")
-    trees = generate(args.count, args.seed)
+    from harness.shards import split
+
+    shard = split.parse(args.shard) if args.shard else split.WHOLE
+    begun = time.time()
+    drawn = generate(args.count, args.seed)
+    # Every shard draws all of them (a few seconds) and keeps its own: the same draws, the same ids.
+    trees = split.pick(drawn, shard)
     release = args.k8s_version or toolchain.default_release()
     lines = [f"./kit explore --count {args.count} --seed {args.seed} on Kubernetes {release}: "
-             f"{len(trees)} scenarios drawn"]
+             f"{len(drawn)} scenarios drawn" + ("" if shard == split.WHOLE else f", shard {shard}: {len(trees)} of them")]
     print(lines[0], flush=True)
     summaries = []
     for b in builds:
@@ -55,5 +75,10 @@ def run(args) -> int:
         lines += sm.lines()
     print("\n".join(lines[1:]))
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"summary-seed{args.seed}.txt").write_text("\n".join(lines) + "\n")
+    name = summary_name(args.seed, shard)
+    (out / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    rec = split.record("explore", shard, [t["id"] for t in trees], begun, seed=args.seed, draws=args.count,
+                       release=release, builds=builds)
+    (out / f"{name}.json").write_text(json.dumps({"shard": rec, "summaries": [sm.to_json() for sm in summaries]},
+                                                 indent=1) + "\n")
     return 1 if any(sm.divergences for sm in summaries) else 0

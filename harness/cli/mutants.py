@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 from harness import REPO
 from harness.errors import KitError
@@ -19,7 +21,16 @@ def register(sub) -> None:
                          "and the mutants argued equivalent too")
     mu.add_argument("--rules", action="store_true",
                     help="print each rule, the mutants that break it and the last kill matrix's verdict; run nothing")
+    mu.add_argument("--shard", metavar="i/N",
+                    help="run the i-th of N parts of the mutants (i from 1), or auto/N: i from JOB_COMPLETION_INDEX "
+                         "(a Kubernetes Indexed Job's, from 0); every shard runs the baseline itself; "
+                         "./kit merge joins the shards' runs.json")
+    mu.add_argument("--out", type=Path, default=REPO / "artifacts" / "mutants",
+                    help="where the matrix, runs.json and each run's log and JUnit go (default: artifacts/mutants)")
     mu.set_defaults(func=run)
+
+
+RUNS = "runs.json"  # every run of every mutant of this shard (or of the whole matrix), for ./kit merge
 
 
 def rules_table() -> int:
@@ -54,20 +65,42 @@ def run(args) -> int:
         if skipped:
             print(f"not run, argued equivalent (run them with --full or --mutant): {', '.join(skipped)}")
     builds = parse_builds(args.scheduler)
-    from harness.build import toolchain
+    from harness.shards import split
 
-    toolchain.ensure_all()
-    out = REPO / "artifacts" / "mutants"
+    shard = split.parse(args.shard) if args.shard else split.WHOLE
+    if shard != split.WHOLE:
+        # By sorted id (load_all's order), the same parts on every machine given the same options.
+        # With -x a mutant costs one catalogue run up to its first kill, whatever builds it affects;
+        # with --full it runs on each of them.
+        whole = len(mutants)
+        mutants = split.pick(mutants, shard, (lambda m: len(set(m.builds) & set(builds))) if args.full
+                             else (lambda m: 1))
+        print(f"shard {shard}: {len(mutants)} of {whole} mutants: {', '.join(m.id for m in mutants) or 'none'}",
+              flush=True)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    begun = time.time()
     started = time.monotonic()
-    baseline, runs = mutate.kill_matrix(mutants, builds, args.jobs, args.full, out,
-                                        print_=lambda s: print(s, flush=True))
+    if mutants:
+        from harness.build import toolchain
+
+        toolchain.ensure_all()
+        baseline, runs = mutate.kill_matrix(mutants, builds, args.jobs, args.full, out,
+                                            print_=lambda s: print(s, flush=True))
+    else:
+        baseline, runs = [], {}
     lines, score = mutate.summary(mutants, runs)
     if skipped:
         lines.append(f"not run, argued equivalent: {', '.join(skipped)}")
     wall = time.monotonic() - started
     lines.append(f"wall time: {wall / 60:.1f} min ({len(mutants)} mutants, builds {', '.join(builds)}, "
                  f"{args.jobs} at a time)")
+    if shard != split.WHOLE:
+        lines.append(f"shard {shard} only: ./kit merge joins every shard's {RUNS} into the whole matrix")
     print("\n" + "\n".join(lines))
     (out / "matrix.txt").write_text("\n".join(lines) + "\n")
+    rec = split.record("mutants", shard, [m.id for m in mutants], begun, builds=builds, full=args.full,
+                       only=sorted(args.mutant or []), skipped=skipped, jobs=args.jobs)
+    (out / RUNS).write_text(json.dumps(mutate.runs_data(rec, baseline, runs), indent=1) + "\n")
     survivors = [m.id for m in mutants if not m.equivalent and not any(r.killed for r in runs[m.id])]
     return 1 if survivors else 0

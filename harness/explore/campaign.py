@@ -64,6 +64,19 @@ class Summary:
     divergences: list[Divergence] = field(default_factory=list)
     seconds: float = 0.0
 
+    def to_json(self) -> dict:
+        """The counts and each divergence's id and kind (its files stay beside it): for ./kit merge."""
+        return {"build": self.build, "scenarios": self.scenarios, "steps": self.steps, "agreed": self.agreed,
+                "midway": self.midway, "known_faults": self.known_faults, "seconds": round(self.seconds, 1),
+                "divergences": [{"id": d.shrunk["id"], "kind": d.kind, "reproduced": d.reproduced}
+                                for d in self.divergences]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Summary:
+        return cls(d["build"], d["scenarios"], d["steps"], d["agreed"], d["midway"], d["known_faults"],
+                   [Divergence(d["build"], x["kind"], {}, {"id": x["id"]}, "", x["reproduced"])
+                    for x in d["divergences"]], d["seconds"])
+
     def lines(self) -> list[str]:
         by_kind = {k: sum(1 for d in self.divergences if d.kind == k) for k in KINDS}
         out = [f"[{self.build}] {self.scenarios} scenarios ({self.midway} looked mid-way), "

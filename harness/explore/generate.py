@@ -290,4 +290,9 @@ def generate(count: int, seed: int) -> list[dict]:
         out.append(tree)
 
     collect()
-    return [dict(t, id=f"x{seed}-{i + 1:04d}") for i, t in enumerate(out[:count])]
+    return [dict(t, id=draw_id(seed, i)) for i, t in enumerate(out[:count])]
+
+
+def draw_id(seed: int, index: int) -> str:
+    """The id of a seed's draw number ``index`` (from 0): a merge of shards knows every id to expect."""
+    return f"x{seed}-{index + 1:04d}"

@@ -35,3 +35,22 @@ def verdict(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Verdi
 def failed(result: Result, build: str, release: str = DEFAULT_RELEASE) -> bool:
     """A verdict against the build."""
     return verdict(result, build, release) is Verdict.FAIL
+
+
+NOT_RUN = "-"  # a matrix cell for a scenario the target did not run
+
+
+def matrix_lines(targets: list[str], cells: dict[str, dict[str, str]], walls: dict[str, float]) -> list[str]:
+    """The release matrix as text: scenario x target verdicts (``cells[scenario][target]``, a
+    Verdict's value), then each target's wall time. One renderer for a run and for a merge of
+    shards' matrices (``harness.shards.merge``), so both print the same table."""
+    ids = sorted(cells)
+    width = max([len(i) for i in ids] + [8])
+    cols = [max(len(t), 7) for t in targets]
+    lines = [" ".join([f"{'scenario':<{width}}"] + [f"{t:<{w}}" for t, w in zip(targets, cols)])]
+    for sid in ids:
+        row = [cells[sid].get(t, NOT_RUN) for t in targets]
+        lines.append(" ".join([f"{sid:<{width}}"] + [f"{c:<{w}}" for c, w in zip(row, cols)]))
+    lines.append(" ".join([f"{'wall time':<{width}}"] + [f"{walls.get(t, 0.0) / 60:.1f} min".ljust(w)
+                                                          for t, w in zip(targets, cols)]))
+    return lines
