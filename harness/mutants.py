@@ -196,7 +196,7 @@ class Run:
     mutant: str  # "" for the baseline
     build: str
     failed: list[str] = field(default_factory=list)  # tests that showed a difference from the model
-    faults: list[str] = field(default_factory=list)  # tests that failed on a named scheduler fault alone
+    faults: list[str] = field(default_factory=list)  # tests a named scheduler fault failed
     passed: int = 0
     error: str = ""
     seconds: float = 0.0
@@ -235,8 +235,8 @@ def scenario_of(testcase: ET.Element) -> str:
 
 def tally(report: ET.Element, run: Run) -> Run:
     """A JUnit report's verdicts into ``run``: a failure that shows a difference from the model
-    (or an error of the kit) is a kill; one whose report says it failed on a named scheduler fault
-    alone (result.FAULT_ONLY) is not."""
+    (or an error of the kit) is a kill; one a named scheduler fault failed (its report says so,
+    result.FAULT_ONLY) is not, whatever differences it shows beside the fault."""
     for tc in report.iter("testcase"):
         bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
         if bad is not None:

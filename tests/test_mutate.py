@@ -111,6 +111,10 @@ def test_a_report_says_when_only_a_named_fault_failed_it():
     race = Fault("one preemptor, victims on two nodes", "p preempted a on n1, b on n2", True)
     fault_only = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [], [], [], [race])])
     assert fault_only.fault_only and FAULT_ONLY in fault_only.report()
+    # The race's own consequences (a victim on the second node) are no evidence beside it.
+    consequences = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [Mismatch("v", "phase", "running", "gone")],
+                                                    [], [], [race])])
+    assert consequences.fault_only and FAULT_ONLY in consequences.report()
     differs = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [Mismatch("p", "phase", "running", "pending")],
-                                               [], [], [race])])
+                                               [], [], [])])
     assert not differs.fault_only and FAULT_ONLY not in differs.report()
