@@ -240,3 +240,28 @@ def test_kwokctls_directory_says_which_components_run_and_which_lost_their_port(
     k.log_path("etcd").write_text("serving\n")
     k.log_path("kube-scheduler").write_text(f"listen tcp 127.0.0.1:1: bind: {ports.BIND_FAILURE}\n")
     assert k.port_taken() == "kube-scheduler"
+
+
+def test_a_preemptor_that_lost_its_nomination_may_preempt_on_another_node():
+    """A higher preemptor took its node and cleared its nomination: preempting elsewhere then is
+    the spec (queue-cleared-nomination-retried-at-once), not the race."""
+    from kubernetes import client
+
+    from harness.run.faults import preempted_again as fault
+    from harness.run.pods.check import displaced
+    from harness.run.pods.history import PodLog
+
+    def mid(nominated: str):
+        return client.V1Pod(metadata=client.V1ObjectMeta(name="mid", uid="u1"), spec=client.V1PodSpec(containers=[]),
+                            status=client.V1PodStatus(nominated_node_name=nominated or None))
+
+    log = PodLog()
+    for nominated in ("", "n1", "", "n2"):
+        log.add("MODIFIED", mid(nominated))
+    assert displaced(log) == {"u1"}
+    two = [_event("v1", "u1", "n1", (6, 1)), _event("v2", "u1", "n2", (9, 1))]
+    assert fault(two, displaced=displaced(log)) == []
+    kept = PodLog()
+    for nominated in ("", "n1", "n2"):
+        kept.add("MODIFIED", mid(nominated))
+    assert displaced(kept) == frozenset() and fault(two, displaced=displaced(kept))

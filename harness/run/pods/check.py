@@ -68,7 +68,21 @@ def was_attempted(log: PodLog, name: str) -> bool:
 
 def faults(log: PodLog, release: str, build: str) -> list[Fault]:
     """What no specification allows, named, with the events that show it."""
-    return preempted_again(log.preempted_events(), release, build)
+    return preempted_again(log.preempted_events(), release, build, displaced(log))
+
+
+def displaced(log: PodLog) -> frozenset[str]:
+    """UIDs of pods whose nomination was cleared after being set: a preemptor that lost its node
+    to a higher one (its recorded versions go from nominated to not nominated)."""
+    out = set()
+    for name in {v.name for v in log.versions}:
+        had = False
+        for v in log.of(name):
+            nominated = bool(v.pod.status and v.pod.status.nominated_node_name)
+            if had and not nominated and not v.pod.spec.node_name and v.kind != "DELETED":
+                out.add(v.pod.metadata.uid)
+            had = had or nominated
+    return frozenset(out)
 
 
 def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, release: str) -> World:
