@@ -22,7 +22,7 @@ from .objects import ClusterState, Pod
 from .preemption import PLUGINS, Prediction, predict
 from .release import DEFAULT_RELEASE, NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, has
 from .queue import UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
-from .requeue import (ClusterEvent, assigned_pod_gone, nomination_changed, nominated_pod_deleted,
+from .requeue import (HINTS, ClusterEvent, assigned_pod_gone, nomination_changed, nominated_pod_deleted,
                       pod_bound, woken_by)
 
 
@@ -138,7 +138,7 @@ def rejectors_of(world: World, key: str) -> frozenset[str]:
     """The plugins that rejected a parked pod. A world read from a cluster may not know them: then
     every plugin whose hints a pod event can satisfy counts, as if it had rejected the pod."""
     found = dict(world.rejectors).get(key)
-    return found if found is not None else frozenset(("NodeResourcesFit", "InterPodAffinity"))
+    return found if found is not None else frozenset(HINTS)
 
 
 def wake(world: World, event: ClusterEvent) -> World:

@@ -11,12 +11,10 @@ so a reader can tell the watch's delay from the scheduler's.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
+from harness.run.faults import PREEMPTED_BY
 from harness.run.pods.history import PodLog, Version
-
-PREEMPTED_BY = re.compile(r"Preempted by pod (\S+) on node (\S+)")
 
 
 @dataclass(frozen=True)
