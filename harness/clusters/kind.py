@@ -140,7 +140,10 @@ def wait_scheduler(kube: Kube, node: str, image: str | None, timeout: float = 18
     pod_name = f"kube-scheduler-{node}"
 
     def healthy():
-        pod = kube.core.read_namespaced_pod(pod_name, "kube-system")
+        # The kubelet deletes and recreates the mirror pod when the static manifest changes.
+        pod = kube.pod_or_none("kube-system", pod_name)
+        if pod is None:
+            raise NotYet("no kube-scheduler mirror pod yet")
         c = pod.status.container_statuses or []
         if not c or not c[0].ready:
             raise NotYet("kube-scheduler not ready")
