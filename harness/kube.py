@@ -16,6 +16,9 @@ from harness.errors import KitError
 from harness.host.wait import NotYet, wait_for
 
 SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended resource)
+# The ephemeral storage every node offers pods, as the model counts it: kwok nodes get it, and
+# a kind worker's own node filesystem (harness/clusters/pressure.py) leaves pods more.
+NODE_STORAGE = 1536 << 20
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image would do
 KIT_LABEL = "priority-conformance.x-k8s.io/run"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
@@ -86,7 +89,7 @@ class Kube:
     def create_node(self, name: str, slots: int, run_id: str, labels: dict | None = None, taints: list | None = None,
                     cpu_milli: int | None = None) -> None:
         capacity = {"cpu": "32" if cpu_milli is None else f"{cpu_milli}m", "memory": "256Gi", "pods": "110",
-                    SLOT: str(slots)}
+                    "ephemeral-storage": str(NODE_STORAGE), SLOT: str(slots)}
         node = client.V1Node(
             metadata=client.V1ObjectMeta(
                 name=name,

@@ -18,6 +18,12 @@ SYSTEM_CLASSES = {
 }
 
 
+def system_class(name: str) -> PriorityClass | None:
+    """The classes every API server creates for itself at start-up (and which no one may change)."""
+    value = SYSTEM_CLASSES.get(name)
+    return PriorityClass(name, value) if value is not None else None
+
+
 @dataclass(frozen=True)
 class Accepted:
     obj: Pod | PriorityClass
@@ -87,7 +93,7 @@ def admit_pod(
         d = default_class(state)
         name, value, policy = (d.name, d.value, d.preemption_policy) if d else ("", 0, PREEMPT_LOWER)
     else:
-        pc = state.class_named(pod.priority_class_name)
+        pc = state.class_named(pod.priority_class_name) or system_class(pod.priority_class_name)
         if pc is None:
             return Rejected(f"no PriorityClass with name {pod.priority_class_name} was found", "spec.priorityClassName")
         name, value, policy = pc.name, pc.value, pc.preemption_policy

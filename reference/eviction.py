@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .objects import Pod
+
 # pkg/apis/scheduling/types.go SystemCriticalPriority: system-cluster-critical and above.
 SYSTEM_CRITICAL_PRIORITY = 2 * 1_000_000_000
 
@@ -114,5 +116,33 @@ def eviction_order(pods: list[PodUsage], resource: Resource, passes: int) -> lis
     return out
 
 
-__all__ = ["PodUsage", "critical", "ranking", "next_victims", "eviction_order", "message_prefix",
+def usage_of(pod: Pod, resource: Resource) -> PodUsage:
+    """A model pod as the eviction manager sees it (``Pod.usage`` is what the kubelet's stats show)."""
+    return PodUsage(pod.key, pod.priority, pod.request_map.get(resource, 0), pod.usage_map.get(resource, 0))
+
+
+def amount(n: int, resource: Resource) -> str:
+    if resource == "pids":
+        return str(n)
+    return f"{n >> 20}Mi" if n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def explain(pods: list[PodUsage], resource: Resource) -> str:
+    """The ranking in words, first evicted first, with what decided each place."""
+    def why(p: PodUsage) -> str:
+        if p.usage is None:
+            return "no stats yet"
+        bits = [] if resource == "pids" else [
+            f"{'over' if p.usage > p.request else 'within'} its request by {amount(abs(p.usage - p.request), resource)}"]
+        bits.append(f"priority {p.priority}")
+        if critical(p):
+            bits.append("critical: never evicted")
+        return ", ".join(bits)
+
+    by_name = {p.name: p for p in pods}
+    return "; ".join(" = ".join(f"{n.split('/')[-1]} ({why(by_name[n])})" for n in group)
+                     for group in ranking(pods, resource))
+
+
+__all__ = ["PodUsage", "usage_of", "explain", "critical", "ranking", "next_victims", "eviction_order", "message_prefix",
            "SYSTEM_CRITICAL_PRIORITY", "REASON", "DISRUPTION_REASON", "NODE_CONDITION", "TAINT"]

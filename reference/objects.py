@@ -159,6 +159,8 @@ class Pod:
     pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
     # When the pod last entered the active queue; queue ties are broken by it.
     queued_at: datetime | None = None
+    # What the pod uses of each resource, as the kubelet's stats show it (the eviction ranking's input).
+    usage: tuple[tuple[str, int], ...] = ()
 
     @cached_property
     def key(self) -> str:
@@ -171,6 +173,10 @@ class Pod:
     @cached_property
     def request_map(self) -> dict[str, int]:
         return dict(self.requests)
+
+    @cached_property
+    def usage_map(self) -> dict[str, int]:
+        return dict(self.usage)
 
     @property
     def terminating(self) -> bool:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import groupby
 
+from . import eviction
 from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
 from .preemption import PLUGINS, Prediction, predict
@@ -52,6 +53,8 @@ class World:
     failures: tuple[tuple[str, int], ...] = ()
     # Pods moved back to the queue by an event and not tried yet, in the order they came.
     queued: tuple[str, ...] = ()
+    # Pods the kubelet evicted for node pressure, and the node each was on (they stay Failed).
+    evicted: tuple[tuple[str, str], ...] = ()
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
@@ -241,6 +244,28 @@ def delete_pod(world: World, key: str) -> World:
     return _set_pod(world, pod.with_(deletion_timestamp=world.now + timedelta(seconds=pod.termination_grace_seconds)))
 
 
+def pressure(world: World, node: str, resource: eviction.Resource, evictions: int) -> World:
+    """The kubelet of ``node`` runs short of ``resource`` until ``evictions`` pods have gone: each
+    pass evicts the first non-critical pod of its ranking (reference.eviction). An evicted pod
+    turns Failed at once and holds no room: for the scheduler, an assigned pod gone."""
+    residents = [eviction.usage_of(p, resource) for p in world.state.pods if p.node_name == node and not p.terminating]
+    world = world.note(f"{node} runs short of {resource}; the kubelet ranks: {eviction.explain(residents, resource)}")
+    for victims in eviction.eviction_order(residents, resource, evictions):
+        if len(victims) > 1:
+            raise EvictionTie(f"the kubelet's ranking ties between {', '.join(sorted(victims))}: which one it "
+                              "evicts is chance (give them different usage or priority)")
+        key = next(iter(victims))
+        gone = world.state.pod_keyed(key)
+        world = world.note(f"the kubelet evicts {key} (Failed, reason Evicted): its room on {node} is free")
+        world = replace(_remove(world, key), evicted=world.evicted + ((key, node),))
+        world = run_queue(wake(world, assigned_pod_gone(gone)), set())
+    return world
+
+
+class EvictionTie(ValueError):
+    """A pressure step whose outcome the kubelet leaves to chance."""
+
+
 def _remove(world: World, key: str) -> World:
     world = replace(world, state=world.state.without_pods([key]), parked=tuple(p for p in world.parked if p[0] != key),
                     queued=tuple(k for k in world.queued if k != key))
@@ -310,7 +335,7 @@ def start(state: ClusterState, build: str, now: datetime, release: str = DEFAULT
 class PodView:
     """What an observer sees of one pod; the same shape for model and cluster."""
 
-    phase: str  # "running" | "pending" | "terminating" | "gone" | "rejected"
+    phase: str  # "running" | "pending" | "terminating" | "gone" | "rejected" | "evicted" (by the kubelet)
     node: str = ""
     nominated: str = ""
     preempted: bool = False
@@ -331,6 +356,8 @@ def view(world: World) -> dict[str, PodView]:
     for p in world.state.pods:
         phase = "terminating" if p.terminating else ("running" if p.node_name else "pending")
         out[p.name] = PodView(phase, p.node_name, p.nominated_node_name, p.key in world.preempted)
+    for key, node in world.evicted:
+        out[key.split("/", 1)[1]] = PodView("evicted", node, preempted=key in world.preempted)
     for key in world.preempted:
         name = key.split("/", 1)[1]
         out.setdefault(name, PodView("gone", preempted=True))

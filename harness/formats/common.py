@@ -67,6 +67,24 @@ def parse_duration(text: str | int | float) -> timedelta:
 # A duration as scenario files write it (10s, 500ms, 2m), for every duration field of every format.
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
+MIB = 1 << 20
+
+
+def parse_bytes(text: str | int) -> int:
+    """A quantity of bytes as Kubernetes writes it ("300Mi", "1Gi"), in whole MiB."""
+    from kubernetes.utils import parse_quantity
+
+    try:
+        value = parse_quantity(text)
+    except (ValueError, TypeError):
+        raise ValueError(f"not a quantity of bytes: {text!r} (e.g. 300Mi)") from None
+    if value < 0 or value % MIB:
+        raise ValueError(f"{text!r}: give whole mebibytes (e.g. 300Mi)")
+    return int(value)
+
+
+Bytes = Annotated[int, BeforeValidator(parse_bytes)]
+
 
 def least_seconds(steps) -> float:
     """A lower bound of a scenario's run time: the time its steps make pass on purpose."""

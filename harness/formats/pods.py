@@ -29,14 +29,17 @@ from reference.objects import (
     Toleration,
 )
 
+from reference.admission import SYSTEM_CLASSES
 from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_range
 
 from harness.formats import common
-from harness.formats.common import PODS, Duration, Name, ScenarioError, ScenarioId, Strict, dupes
-from harness.kube import SLOT
+from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioError, ScenarioId, Strict, dupes
+from harness.kube import NODE_STORAGE, SLOT
 from harness.targets import BUILDS
 
-AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter")
+EPHEMERAL_STORAGE = "ephemeral-storage"
+AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter", "eviction")
+
 TOPOLOGY = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
 
 Labels = dict[Annotated[str, Field(min_length=1)], str]
@@ -90,6 +93,13 @@ class PodSpec(Strict):
     tolerations: list[TolerationSpec] = []
     podAffinity: list[AffinityTerm] = []
     podAntiAffinity: list[AffinityTerm] = []
+    # The QoS class its cpu and memory requests and limits give it (a slot is an extended
+    # resource: it does not count).
+    qos: Literal["BestEffort", "Burstable", "Guaranteed"] = "BestEffort"
+    storageRequest: Bytes = Field(default=0, le=NODE_STORAGE, description="its ephemeral-storage request")
+    # Bytes it writes to an emptyDir once it runs, and keeps: its use of the node filesystem as
+    # the kubelet measures it. Only a real kubelet runs the pod, so only there it shows.
+    writes: Bytes = Field(default=0, le=NODE_STORAGE)
 
 
 class PdbSpec(Strict):
@@ -98,6 +108,15 @@ class PdbSpec(Strict):
     name: Name
     selector: Labels = {}
     minAvailable: int = Field(ge=0)
+
+
+class PressureSpec(Strict):
+    """The node's kubelet runs short of a resource, by just enough that ``evictions`` pods must go
+    (the kit sizes the shortage from the model's ranking: a wrong ranking evicts other pods, or more)."""
+
+    node: Name
+    resource: Literal["ephemeral-storage"] = "ephemeral-storage"
+    evictions: int = Field(default=1, ge=1, le=5)
 
 
 PodSet = Union[str, list[str]]  # one node, or the set the scheduler may choose from
@@ -112,6 +131,10 @@ class Expect(Strict):
     rejected: dict[str, str] = {}  # pod or class name -> part of the message
     priority: dict[str, int] = {}
     message: dict[str, str] = {}  # pending pod -> part of its scheduling failure message
+    evicted: list[str] = []  # evicted by its node's kubelet for pressure (Failed, reason Evicted)
+
+
+ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait")
 
 
 class Step(Strict):
@@ -123,6 +146,7 @@ class Step(Strict):
     updateClass: ClassSpec | None = None
     deleteClass: str | None = None
     createPdb: PdbSpec | None = None
+    pressure: PressureSpec | None = None
     wait: Duration | None = None
     expect: Expect | None = None
     settle: Duration | None = Field(
@@ -131,7 +155,7 @@ class Step(Strict):
 
     @model_validator(mode="after")
     def one_action(self) -> Step:
-        actions = [k for k in ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "wait")
+        actions = [k for k in ACTIONS
                    if getattr(self, k) is not None]
         if len(actions) > 1:
             raise ValueError(f"a step does one thing; this one has {', '.join(actions)}")
@@ -141,7 +165,7 @@ class Step(Strict):
 
     @property
     def action(self) -> str | None:
-        for k in ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "wait"):
+        for k in ACTIONS:
             if getattr(self, k) is not None:
                 return k
         return None
@@ -206,6 +230,12 @@ class Scenario(Strict):
                 if step.createClass.globalDefault and not self.alone:
                     errors.append(f"{where}.createClass.globalDefault: needs alone: true")
                 classes.add(step.createClass.name)
+            if step.pressure:
+                if step.pressure.node not in node_names:
+                    errors.append(f"{where}.pressure.node: no node named {step.pressure.node!r} (nodes: {', '.join(node_names)})")
+                if any(s.action for s in self.steps[i + 1:]):
+                    # What follows is the node's pressure condition and taint, which the model leaves out.
+                    errors.append(f"{where}.pressure: node pressure must be the scenario's last action")
             if step.deletePod and step.deletePod not in pods:
                 errors.append(f"{where}.deletePod: no pod named {step.deletePod!r} exists by then")
             if step.updateClass and step.updateClass.name not in classes:
@@ -214,7 +244,7 @@ class Scenario(Strict):
                 known = pods | classes
                 e = step.expect
                 for field_name in ("running", "preempted", "notPreempted", "pending", "nominated", "rejected", "priority",
-                                   "message"):
+                                   "message", "evicted"):
                     for name in getattr(e, field_name):
                         if name not in known:
                             errors.append(f"{where}.expect.{field_name}: no pod or class named {name!r} exists by then")
@@ -224,7 +254,7 @@ class Scenario(Strict):
                             if n not in node_names and not (field_name == "nominated" and n == ""):
                                 errors.append(f"{where}.expect.{field_name}.{pod_name}: no node named {n!r}")
         for p in self.pods:
-            if p.priorityClassName and p.priorityClassName not in {c.name for c in self.priorityClasses}:
+            if p.priorityClassName and p.priorityClassName not in {c.name for c in self.priorityClasses} | set(SYSTEM_CLASSES):
                 errors.append(f"pods.{p.name}.class: no priority class named {p.priorityClassName!r}")
         if errors:
             raise ValueError("; ".join(errors))
@@ -243,6 +273,11 @@ class Scenario(Strict):
             inside = [r for r in RELEASES if in_range(r, self.releases_of(build))]
             release = min(inside, key=lambda r: abs(minor(r)[1] - minor(release)[1]))
         return build, release
+
+    @property
+    def needs_kubelet(self) -> bool:
+        """Whether a real kubelet must run it: node pressure (kwok nodes have no eviction manager)."""
+        return any(step.pressure is not None for step in self.steps)
 
     def least_seconds(self) -> float:
         """A lower bound of the scenario's run time: the time its steps make pass on purpose."""
@@ -274,7 +309,8 @@ def to_class(c: ClassSpec) -> PriorityClass:
 
 
 def to_node(n: NodeSpec) -> Node:
-    return Node(n.name, labels=tuple(sorted(n.labels.items())), allocatable=(("pods", 110), (SLOT, n.slots)),
+    return Node(n.name, labels=tuple(sorted(n.labels.items())),
+                allocatable=(("pods", 110), (SLOT, n.slots), (EPHEMERAL_STORAGE, NODE_STORAGE)),
                 taints=tuple(Taint(t.key, t.effect, t.value) for t in n.taints))
 
 
@@ -286,7 +322,8 @@ def to_pod(p: PodSpec, namespace: str = "default", **facts: Any) -> Pod:
     """The model's view of a scenario pod; ``facts`` are what admission and the cluster decided."""
     fields: dict[str, Any] = dict(
         labels=tuple(sorted(p.labels.items())), priority_class_name=p.priorityClassName,
-        requests=((SLOT, p.slots),) if p.slots else (), termination_grace_seconds=p.grace,
+        requests=tuple((r, q) for r, q in ((SLOT, p.slots), (EPHEMERAL_STORAGE, p.storageRequest)) if q),
+        usage=((EPHEMERAL_STORAGE, p.writes),), termination_grace_seconds=p.grace,
         node_selector=tuple(sorted(p.nodeSelector.items())),
         tolerations=tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in p.tolerations),
         pod_affinity=_terms(p.podAffinity), pod_anti_affinity=_terms(p.podAntiAffinity),

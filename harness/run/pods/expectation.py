@@ -15,6 +15,7 @@ from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
 
+from harness.formats.common import ScenarioError
 from harness.formats.pods import Expect, Scenario, Step, initial_state, to_class, to_pdb, to_pod
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -45,6 +46,8 @@ def apply_step(world: World, step: Step, namespace: str = "default") -> World:
     elif step.createPdb is not None:
         state = world.state
         world = replace(world, state=replace(state, pdbs=state.pdbs + (to_pdb(step.createPdb, namespace),)))
+    elif step.pressure is not None:
+        world = sched.pressure(world, step.pressure.node, step.pressure.resource, step.pressure.evictions)
     elif step.wait is not None:
         world = sched.advance(world, world.now + step.wait)
     if step.settle is not None:
@@ -65,8 +68,11 @@ def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str
     state = initial_state(scenario, now)
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in scenario.pdbs))
     worlds = [sched.start(state, build, now, release)]
-    for step in scenario.steps:
-        worlds.append(apply_step(worlds[-1], step))
+    for i, step in enumerate(scenario.steps):
+        try:
+            worlds.append(apply_step(worlds[-1], step))
+        except sched.EvictionTie as e:
+            raise ScenarioError(f"{scenario.id}: steps[{i}].pressure: {e}") from None
     return worlds
 
 
@@ -115,6 +121,10 @@ def check_expect(expect: Expect, pods: dict[str, PodView], rejected: dict[str, s
         got = (priorities or {}).get(name)
         if got != value:
             out.append(Mismatch(name, "priority", str(value), str(got)))
+    for name in expect.evicted:
+        v = pods.get(name, gone)
+        if v.phase != "evicted":
+            out.append(Mismatch(name, "evicted", "evicted by its kubelet", _describe(v)))
     for name, part in expect.message.items():
         got = (messages or {}).get(name, "")
         if part not in got:
