@@ -173,5 +173,9 @@ def test_real_kubelets_run_the_preemptions_that_fit_on_the_workers():
     assert "preempt-basic" in chosen and "pdb-spares-guarded-pod" in chosen
     for i in chosen:
         s = scenarios[i]
-        assert len(s.nodes) <= kind.WORKERS and any(st.expect and st.expect.preempted for st in s.steps)
+        assert len(s.nodes) <= kind.WORKERS
+        assert s.needs_kubelet or any(st.expect and st.expect.preempted for st in s.steps)
+    # Every node-pressure scenario, which nothing else can run.
+    assert {i for i, s in scenarios.items() if s.needs_kubelet} <= chosen
+    assert "eviction-critical-pod-never-chosen" in chosen
     assert not any(on_real_kubelets(s, 0) for s in scenarios.values())

@@ -40,7 +40,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("real_scenario", _marked([s for s in state.scenarios if on_real_kubelets(s, WORKERS)],
                                                       _areas))
     if "scenario" in metafunc.fixturenames:
-        metafunc.parametrize("scenario", _marked(state.scenarios, _areas))
+        metafunc.parametrize("scenario", _marked(state.scenarios, lambda s: [*_areas(s), *_kubelet(s)]))
+
+
+def _kubelet(s) -> list:
+    # Node pressure needs a kubelet's eviction manager, which kwok nodes lack: on kind such a
+    # scenario runs among the real-kubelet tests; elsewhere it is skipped, saying so.
+    return [pytest.mark.needs_kubelet] if s.needs_kubelet else []
 
 
 def wanted(item: pytest.Item, karmada: bool, kind: bool, other_cluster: bool) -> bool:
@@ -48,6 +54,8 @@ def wanted(item: pytest.Item, karmada: bool, kind: bool, other_cluster: bool) ->
     fault tests' own local clusters only in a run that starts local clusters."""
     return ((item.get_closest_marker("karmada") is not None) == karmada
             and (kind or item.get_closest_marker("real_kubelets") is None)
+            and not (kind and item.get_closest_marker("needs_kubelet") is not None
+                     and item.get_closest_marker("real_kubelets") is None)
             and not (other_cluster and item.get_closest_marker("local_clusters") is not None))
 
 
@@ -58,6 +66,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
+    if not opts.kind:
+        kubelet = pytest.mark.skip(reason="node pressure needs real kubelets, which kwok nodes are not: "
+                                          "run it with --cluster kind")
+        for item in items:
+            if item.get_closest_marker("needs_kubelet") is not None:
+                item.add_marker(kubelet)
     if not opts.no_cluster:
         return
     skip = pytest.mark.skip(reason="--no-cluster was given: cluster tests were not run")

@@ -34,6 +34,7 @@ import yaml
 
 from harness.host import console, lifecycle
 from harness.build import toolchain
+from harness.clusters import pressure
 from harness.clusters.config import STAGES, scheduler_config
 from harness.errors import KitError
 from harness.kube import KWOK_ANNOTATION, Kube
@@ -48,6 +49,8 @@ NETWORK = "kind"
 # The most nodes a real-kubelet scenario may have: kind-config.yaml's workers.
 WORKERS = sum(1 for n in yaml.safe_load(KIND_CONFIG.read_text())["nodes"] if n["role"] == "worker")
 USER_IMAGE_REPO = "prioritykit.local/kube-scheduler-user"
+# Below this much free on its node filesystem, a worker's kubelet evicts (pressure.py).
+NODEFS_THRESHOLD = pressure.threshold(yaml.safe_load(KIND_CONFIG.read_text()))
 
 
 def config_path(build: str) -> str:
@@ -259,6 +262,8 @@ def cluster_for(build: str, kind_path: Path, *, image: str | None = None, schedu
         run.timings["create"] = time.monotonic() - started
         nodes = [n.metadata.name for n in kube.core.list_node().items]
         run.workers = sorted(n for n in nodes if n != node)
+        for worker in run.workers:  # before any pod runs there
+            pressure.give_own_filesystem(worker)
         install_cni(kube, nodes)
         apply_rbac(kube)
         if load:

@@ -43,15 +43,19 @@ def why_alone(scenario: Scenario, build: str, release: str = DEFAULT_RELEASE) ->
 
 # What a real kubelet decides that kwok only plays: how a victim terminates (its grace period,
 # DisruptionTarget, the deletion), and the start times victims are ranked by.
-KUBELET_AREAS = ("preemption", "pdb")
+KUBELET_AREAS = ("preemption", "pdb", "eviction")
 
 
 def on_real_kubelets(scenario: Scenario, workers: int) -> bool:
-    """Whether a scenario also runs on the real kubelets of a kind cluster: it preempts in an
-    area where the kubelet's part shows, and its nodes fit on the workers."""
+    """Whether a scenario also runs on the real kubelets of a kind cluster: it needs one (node
+    pressure), or it preempts in an area where the kubelet's part shows; and its nodes fit on
+    the workers."""
+    if len(scenario.nodes) > workers:
+        return False
+    if scenario.needs_kubelet:
+        return True
     preempts = any(step.expect is not None and step.expect.preempted for step in scenario.steps)
-    return (preempts and len(scenario.nodes) <= workers and "toleration" not in scenario.areas
-            and any(a in KUBELET_AREAS for a in scenario.areas))
+    return preempts and "toleration" not in scenario.areas and any(a in KUBELET_AREAS for a in scenario.areas)
 
 
 __all__ = ["why_alone", "on_real_kubelets"]

@@ -45,7 +45,21 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
             pod_anti_affinity=client.V1PodAntiAffinity(
                 required_during_scheduling_ignored_during_execution=terms(p.podAntiAffinity))
             if p.podAntiAffinity else None)
-    limits = {SLOT: str(p.slots)} if p.slots else None
+    limits = {SLOT: str(p.slots)} if p.slots else {}
+    requests = dict(limits)
+    # Small enough to fit any node; what matters is only the QoS class they make.
+    if p.qos == "Guaranteed":
+        limits, requests = {**limits, **QOS_RESOURCES}, {**requests, **QOS_RESOURCES}
+    elif p.qos == "Burstable":
+        requests = {**requests, "cpu": QOS_RESOURCES["cpu"]}
+    if p.storageRequest:
+        requests["ephemeral-storage"] = str(p.storageRequest)
+    volumes = mounts = command = None
+    if p.writes:
+        # No sizeLimit and no limit: the kubelet's limit eviction would act instead of its ranking.
+        volumes = [client.V1Volume(name="data", empty_dir=client.V1EmptyDirVolumeSource())]
+        mounts = [client.V1VolumeMount(name="data", mount_path="/data")]
+        command = writer_command(p.writes)
     return client.V1Pod(
         metadata=client.V1ObjectMeta(name=p.name, labels=dict(p.labels) or None),
         spec=client.V1PodSpec(
@@ -60,10 +74,21 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
             tolerations=[client.V1Toleration(key=t.key or None, operator=t.operator, value=t.value or None,
                                              effect=t.effect or None) for t in p.tolerations] or None,
             affinity=affinity,
-            containers=[client.V1Container(name="c", image=image,
-                                           resources=client.V1ResourceRequirements(limits=limits))],
+            containers=[client.V1Container(name="c", image=image, command=command, volume_mounts=mounts,
+                                           resources=client.V1ResourceRequirements(limits=limits or None,
+                                                                                   requests=requests or None))],
+            volumes=volumes,
         ),
     )
+
+
+QOS_RESOURCES = {"cpu": "10m", "memory": "32Mi"}
+
+
+def writer_command(size: int) -> list[str]:
+    """Write ``size`` bytes to the emptyDir once, then hold on like the holdout image's program."""
+    return ["/busybox", "sh", "-c", f"/busybox dd if=/dev/zero of=/data/fill bs=1M count={size >> 20} 2>/dev/null; "
+            "trap '' TERM; while :; do /busybox sleep 1; done"]
 
 
 class PodClient:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from harness.formats.pods import Scenario, to_class, to_node, to_pdb, to_pod
@@ -23,6 +24,7 @@ from harness.run.pods.act import PodClient
 from harness.run.pods.compare import compare
 from harness.run.pods.expectation import Mismatch
 from harness.run.pods.history import PodLog
+from reference import eviction
 from reference import scheduler as sched
 from reference.objects import ClusterState
 from reference.preemption import filter_nodes
@@ -36,6 +38,8 @@ def pod_views(log: PodLog, names: Names, rejected: dict[str, str]) -> tuple[dict
     priorities: dict[str, int] = {}
     for v in log.pods():
         phase = "terminating" if v.metadata.deletion_timestamp else ("running" if v.spec.node_name else "pending")
+        if v.status.phase in ("Failed", "Succeeded"):
+            phase = "evicted" if evicted_for_pressure(v) else f"{v.status.phase} ({v.status.reason}: {v.status.message})"
         out[v.metadata.name] = PodView(phase, names.scenario_node(v.spec.node_name or ""),
                                        names.scenario_node(v.status.nominated_node_name or ""),
                                        v.metadata.name in preempted)
@@ -45,6 +49,22 @@ def pod_views(log: PodLog, names: Names, rejected: dict[str, str]) -> tuple[dict
     for name in rejected:
         out.setdefault(name, PodView("rejected"))
     return out, priorities
+
+
+def evicted_for_pressure(pod: client.V1Pod) -> bool:
+    """What the kubelet's pressure eviction leaves on a pod: phase Failed, reason Evicted, the
+    "low on resource" message and DisruptionTarget by the kubelet. A limit eviction, or a
+    pod the kubelet refused to admit under pressure, shows some of these but not all."""
+    c = condition(pod, "DisruptionTarget")
+    return (pod.status.phase == "Failed" and pod.status.reason == eviction.REASON
+            and (pod.status.message or "").startswith("The node was low on resource")
+            and c is not None and c.status == "True" and c.reason == eviction.DISRUPTION_REASON)
+
+
+def evicted(log: PodLog, names: Names) -> tuple[tuple[str, str], ...]:
+    """The scenario's pods evicted by their kubelet, and the scenario node each was on."""
+    return tuple((f"default/{v.metadata.name}", names.scenario_node(v.spec.node_name or ""))
+                 for v in log.pods() if evicted_for_pressure(v))
 
 
 def messages(log: PodLog) -> dict[str, str]:
@@ -105,7 +125,7 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
     pods, parked = [], []
     for v in log.pods():
         spec = act.pod_specs.get(v.metadata.name)
-        if spec is None:
+        if spec is None or v.status.phase in ("Failed", "Succeeded"):  # a finished pod holds no room
             continue
         sched_cond = condition(v, "PodScheduled")
         scheduled_at = sched_cond.last_transition_time if sched_cond is not None and sched_cond.status == "True" else None
@@ -140,7 +160,7 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
     rejectors = tuple((key, filter_nodes(state, state.pod_keyed(key))[2]) for key, _ in parked)
     return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
-                 rejected=tuple(act.rejected.items()), rejectors=rejectors)
+                 rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,10 @@ class NodeSource:
 
     def release(self, kube: Kube, node: str) -> None: ...
 
+    def starve(self, kube: Kube, node: str, namespace: str, writes: dict[str, int], shortfall: int) -> None:
+        """Leave ``node`` ``shortfall`` bytes short of disk, once its kubelet shows the pods' ``writes``."""
+        raise KitError("node pressure needs a real kubelet: run this scenario with --cluster kind")
+
 
 class KwokNodes(NodeSource):
     """Fresh kwok nodes, one per scenario node (the local cluster)."""
@@ -47,6 +51,7 @@ class RealNodes(NodeSource):
         for n in names:
             self.free.put(n)
         self.claimed: dict[str, tuple[dict, list]] = {}
+        self.starved: set[str] = set()
 
     def claim(self, kube, name, slots, run_id, labels, taints):
         try:
@@ -59,7 +64,19 @@ class RealNodes(NodeSource):
         self.claimed[node] = (labels, taints)
         return node
 
+    def starve(self, kube, node, namespace, writes, shortfall):
+        from harness.clusters import kind, pressure
+
+        self.starved.add(node)
+        pressure.wait_for_writes(kube, node, namespace, writes)
+        pressure.starve(node, kind.NODEFS_THRESHOLD, shortfall)
+
     def release(self, kube, node):
+        if node in self.starved:  # the next scenario gets the node back calm
+            from harness.clusters import pressure
+
+            self.starved.discard(node)
+            pressure.relieve(kube, node)
         labels, taints = self.claimed.pop(node)
         current = kube.core.read_node(node)
         keep = [taint_dict(t) for t in (current.spec.taints or []) if (t.key, t.effect) not in

@@ -43,6 +43,7 @@ from reference.release import DEFAULT_RELEASE
 from reference.scheduler import World
 
 QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
+PRESSURE_QUIET = 15.0
 DEFAULT_SETTLE = 30.0
 
 
@@ -123,16 +124,38 @@ class ScenarioRun:
         before = check.observe_world(self.history, self.act, self.s, self.build, self.release)
         # Where the scheduler may choose, each choice is a world of its own.
         worlds = sched.branches(before, lambda w: apply_step(w, step))
-        self.act.perform(step, self.cancel)
+        quiet = QUIET
+        if step.pressure is not None:
+            self.starve(i, step, before, worlds[0])
+            # One more pass of the kubelet's (10 s) and its clean-up must find nothing more to evict.
+            quiet = PRESSURE_QUIET
+        else:
+            self.act.perform(step, self.cancel)
         deadline = step.settle.total_seconds() + 5 if step.settle else max(self.settle_bound(w) for w in worlds)
         rejected = self.act.rejected
         must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in rejected else set()
         last = settle(lambda: check.look(self.history, self.names, rejected, worlds, must_attempt),
-                      lambda seen: seen.settled, deadline, QUIET, self.cancel)
+                      lambda seen: seen.settled, deadline, quiet, self.cancel)
         expect_mismatches = (check_expect(step.expect, last.observed, rejected, last.priorities,
                                           check.messages(self.history)) if step.expect else [])
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
                           expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults())
+
+    def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
+        """Leave the node just short enough of disk that the pods the model ranks first must go:
+        the shortfall is what the first victims free, less half the last one's (so a kubelet that
+        ranks otherwise evicts other pods, or more of them)."""
+        assert self.history is not None and step.pressure is not None
+        victims = [key.split("/", 1)[1] for key, _ in predicted.evicted[len(before.evicted):]]
+        sizes = [self.act.pod_specs[v].writes for v in victims]
+        if not sizes or not sizes[-1]:
+            raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's victim "
+                           f"{victims[-1] if victims else '(none)'} writes nothing, so evicting it would not "
+                           "relieve the node: give the pods writes")
+        node = self.names.node_name(step.pressure.node)
+        writes = {v.metadata.name: self.act.pod_specs[v.metadata.name].writes for v in self.history.pods()
+                  if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.act.pod_specs}
+        self.nodes.starve(self.kube, node, self.names.namespace, writes, sum(sizes[:-1]) + sizes[-1] // 2)
 
     def record_timings(self) -> None:
         """Each preemption's phases, from the history, for the run's timings file."""
@@ -151,7 +174,8 @@ class ScenarioRun:
     @staticmethod
     def settle_bound(world: World) -> float:
         graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
-        return DEFAULT_SETTLE + max(graces + [0]) * 2
+        # A kubelet evicts one pod a pass (10 s) and waits up to 30 s for it to be cleaned up.
+        return DEFAULT_SETTLE + max(graces + [0]) * 2 + 40 * len(world.evicted)
 
     def save_artifacts(self) -> None:
         if self.artifacts_dir is None:

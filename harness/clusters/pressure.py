@@ -1,0 +1,123 @@
+"""Node pressure on a kind worker: a node filesystem of fixed size, and a filler that starves it.
+
+The kubelet evicts for disk pressure when its node filesystem (the one holding
+/var/lib/kubelet) has less free than ``evictionHard: nodefs.available`` (kind-config.yaml).
+On a stock kind worker that filesystem is the host's own disk, whose free space moves with
+whatever else the machine does. So each worker gets a filesystem of its own, of fixed size:
+an ext4 image file in the node container's /var (it goes with the container), loop-mounted
+at /var/lib/kubelet before any pod runs there. Then the only writers are the scenario's pods
+(their emptyDirs) and the kit's filler, and a pressure step is exact: wait until the kubelet's
+stats show every pod's writes, read what is free, and fill it to the threshold less the
+shortfall the model's ranking calls for (``starve``). A side effect the kit wants: the images
+are now on another filesystem (a dedicated imagefs), so disk pressure on the node filesystem
+ranks pods by their logs and emptyDirs alone, and never garbage-collects the images the kit
+loaded (there is no registry to pull them back from).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import yaml
+
+from harness.errors import KitError
+from harness.host.wait import NotYet, wait_for
+from harness.kube import Kube
+
+KUBELET_DIR = "/var/lib/kubelet"
+IMAGE = "/var/prioritykit-nodefs.img"  # inside the node container: removed with it
+NODEFS_SIZE = 3 << 30
+FILLER = f"{KUBELET_DIR}/prioritykit-filler"
+DISK_PRESSURE_TAINT = "node.kubernetes.io/disk-pressure"
+
+
+def threshold(kind_config: dict) -> int:
+    """The ``nodefs.available`` hard eviction threshold kind-config.yaml gives every kubelet, in bytes."""
+    from kubernetes.utils import parse_quantity
+
+    for patch in kind_config.get("kubeadmConfigPatches", []):
+        doc = yaml.safe_load(patch)
+        if doc.get("kind") == "KubeletConfiguration":
+            return int(parse_quantity(doc["evictionHard"]["nodefs.available"]))
+    raise KitError("kind-config.yaml: no KubeletConfiguration patch with evictionHard nodefs.available")
+
+
+def _exec(node: str, script: str, what: str, timeout: float = 120) -> str:
+    done = subprocess.run(["docker", "exec", node, "sh", "-ec", script], capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise KitError(f"{what} on kind node {node} failed: {(done.stderr or done.stdout).strip()[-400:]}")
+    return done.stdout
+
+
+def give_own_filesystem(node: str) -> None:
+    """Move the worker's /var/lib/kubelet onto a fixed-size filesystem; its kubelet restarts on it.
+
+    Done once, right after the cluster is created, while no pod runs on the worker."""
+    _exec(node, f"""
+        systemctl stop kubelet
+        truncate -s {NODEFS_SIZE} {IMAGE}
+        mkfs.ext4 -q -F -m 0 {IMAGE}
+        mkdir -p /mnt/prioritykit-nodefs
+        mount -o loop {IMAGE} /mnt/prioritykit-nodefs
+        cp -a {KUBELET_DIR}/. /mnt/prioritykit-nodefs/
+        umount /mnt/prioritykit-nodefs
+        rmdir /mnt/prioritykit-nodefs
+        mount -o loop {IMAGE} {KUBELET_DIR}
+        systemctl start kubelet
+    """, "giving the kubelet a node filesystem of its own")
+
+
+def summary(kube: Kube, node: str) -> dict:
+    """The kubelet's stats summary (what its eviction manager reads), through the API server."""
+    raw = kube.core.connect_get_node_proxy_with_path(node, "stats/summary", _preload_content=False)
+    return json.loads(raw.data)
+
+
+def wait_for_writes(kube: Kube, node: str, namespace: str, writes: dict[str, int], timeout: float = 120) -> None:
+    """Until the kubelet's stats show each pod (a pod with no stats would rank first) and each
+    one's emptyDir at least as large as it writes (volume stats are refreshed every
+    volumeStatsAggPeriod, kind-config.yaml)."""
+    def shown():
+        pods = {p["podRef"]["name"]: p for p in summary(kube, node).get("pods", [])
+                if p["podRef"]["namespace"] == namespace}
+        for name, want in writes.items():
+            if name not in pods:
+                raise NotYet(f"pod {name} not in the kubelet's stats yet")
+            used = sum(v.get("usedBytes", 0) for v in pods[name].get("volume", []) if v.get("name") == "data")
+            if used < want:
+                raise NotYet(f"pod {name}'s emptyDir shows {used >> 20}Mi of {want >> 20}Mi")
+    wait_for(shown, timeout, f"the kubelet of {node} to report the scenario's disk use", interval=1)
+
+
+def available(node: str) -> int:
+    """Bytes free on the node filesystem now (statfs, as the kubelet's own observation)."""
+    return int(_exec(node, f"df -B1 --output=avail {KUBELET_DIR} | tail -1", "reading free space").strip())
+
+
+def starve(node: str, limit: int, shortfall: int) -> int:
+    """Fill the node filesystem until ``shortfall`` bytes below the eviction threshold ``limit``;
+    the filler's size."""
+    size = available(node) - limit + shortfall
+    if size <= 0:
+        raise KitError(f"kind node {node} is already short of disk before the pressure step")
+    _exec(node, f"fallocate -l {size} {FILLER}", "filling the node filesystem")
+    return size
+
+
+def relieve(kube: Kube, node: str, timeout: float = 90) -> None:
+    """Remove the filler and wait until the node shows no disk pressure (condition and taint):
+    the kubelet keeps the condition for evictionPressureTransitionPeriod after relief."""
+    _exec(node, f"rm -f {FILLER}", "removing the filler")
+
+    def calm():
+        n = kube.core.read_node(node)
+        conds = {c.type: c.status for c in (n.status.conditions or [])}
+        if conds.get("DiskPressure") == "True":
+            raise NotYet("DiskPressure still True")
+        if any(t.key == DISK_PRESSURE_TAINT for t in (n.spec.taints or [])):
+            raise NotYet("still tainted disk-pressure")
+    wait_for(calm, timeout, f"kind node {node} to recover from disk pressure", interval=1)
+
+
+__all__ = ["give_own_filesystem", "wait_for_writes", "starve", "relieve", "summary", "threshold", "FILLER"]
