@@ -27,7 +27,7 @@ from harness.kube import Kube
 
 KUBELET_DIR = "/var/lib/kubelet"
 IMAGE = "/var/prioritykit-nodefs.img"  # inside the node container: removed with it
-NODEFS_SIZE = 3 << 30
+NODEFS_SIZE = 4 << 30  # a sparse file: the host's disk holds only what is written
 FILLER = f"{KUBELET_DIR}/prioritykit-filler"
 DISK_PRESSURE_TAINT = "node.kubernetes.io/disk-pressure"
 

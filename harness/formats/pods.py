@@ -253,6 +253,10 @@ class Scenario(Strict):
                         for n in [nodes] if isinstance(nodes, str) else nodes:
                             if n not in node_names and not (field_name == "nominated" and n == ""):
                                 errors.append(f"{where}.expect.{field_name}.{pod_name}: no node named {n!r}")
+        written = sum(p.writes for p in self.pods) + sum(s.createPod.writes for s in self.steps if s.createPod)
+        if written > NODE_STORAGE:
+            errors.append(f"writes: the scenario's pods write {written >> 20}Mi in all, more than a node holds for "
+                          f"them ({NODE_STORAGE >> 20}Mi)")
         for p in self.pods:
             if p.priorityClassName and p.priorityClassName not in {c.name for c in self.priorityClasses} | set(SYSTEM_CLASSES):
                 errors.append(f"pods.{p.name}.class: no priority class named {p.priorityClassName!r}")
