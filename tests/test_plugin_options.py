@@ -19,7 +19,8 @@ DEFAULTS = RunOptions(
     scheduler="plugins", k8s_version=None, scheduler_binary=None, scheduler_config=None, keep_cluster=False,
     kubeconfig=None, cluster="local", kind_binary=None, kind_node_image=None, scheduler_image=None, repeat=1,
     scheduler_verbosity=None, artifacts=Path("artifacts"), scenarios=None, no_cluster=False, system="pods",
-    karmada_scheduler_binary=None, karmada_scheduler_gates=None, collect_only=False, stop_at_first_failure=False)
+    karmada_scheduler_binary=None, karmada_scheduler_gates=None, feature_gates=None, runtime_config=None,
+    collect_only=False, stop_at_first_failure=False)
 
 
 def opts(**changes) -> RunOptions:
@@ -110,3 +111,13 @@ def test_the_session_builds_the_components_of_the_clusters_the_options_start():
     # Nothing for a cluster the kit does not start, or none at all.
     assert needed(kubeconfig=Path("k")) == needed(cluster="kind") == needed(no_cluster=True) == {}
     assert needed(system="karmada", no_cluster=True) == {}
+
+
+def test_gates_are_checked_and_only_for_local_clusters():
+    from conformance.plugin.options import check_gates
+
+    check_gates(opts(feature_gates="GenericWorkload=true", runtime_config="scheduling.k8s.io/v1alpha1"))
+    with pytest.raises(pytest.UsageError, match="--feature-gates/--runtime-config: 'Generic': write Gate=true"):
+        check_gates(opts(feature_gates="Generic"))
+    with pytest.raises(pytest.UsageError, match="set the local clusters the kit starts"):
+        check_gates(opts(feature_gates="GenericWorkload=true", cluster="kind"))

@@ -19,8 +19,8 @@ def scenario(sid: str = "preempt-basic", builds=("plugins", "upstream"), release
     return Scenario(id=sid, builds=list(builds), releases=releases, for_releases={"1.35", "1.37"})
 
 
-def result(s: Scenario, ok=True, error=None, cancelled=False, known_faults=(), seconds=1.0):
-    return SimpleNamespace(scenario=s, ok=ok, error=error, cancelled=cancelled, known_faults=list(known_faults),
+def result(s: Scenario, ok=True, error=None, cancelled=False, known_faults=(), seconds=1.0, unmet=""):
+    return SimpleNamespace(scenario=s, ok=ok, error=error, cancelled=cancelled, known_faults=list(known_faults), unmet=unmet,
                            seconds=seconds, report=lambda: f"{s.id}: the report")
 
 
@@ -80,3 +80,10 @@ def test_the_release_matrix_has_a_verdict_per_scenario_and_target_and_each_colum
     written = write_matrix(lines, tmp_path / "artifacts")
     assert written == tmp_path / "artifacts" / "release-matrix.txt"
     assert written.read_text() == "\n".join(lines) + "\n"
+
+
+def test_a_scenario_whose_needs_cannot_be_met_is_skipped_saying_why_never_passed():
+    s = scenario()
+    why = "Kubernetes 1.34 has no feature gate GenericWorkload (kube-scheduler)"
+    with pytest.raises(pytest.skip.Exception, match="not run: Kubernetes 1.34 has no feature gate GenericWorkload"):
+        judge(s, batch(result(s, ok=False, unmet=why)))

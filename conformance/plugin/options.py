@@ -59,6 +59,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--system", choices=["pods", "karmada"], default="pods",
                 help="what is under test: pods (kube-scheduler builds, default) or karmada (binding priority: "
                      "karmada-controller-manager and karmada-scheduler on a local Karmada control plane)")
+    g.addoption("--feature-gates", default=None, metavar="GATE=BOOL,...",
+                help="feature gates of the local clusters' Kubernetes components: Gate=true for all of them, "
+                     "kube-scheduler:Gate=false for one; a scenario's own gates: come on top")
+    g.addoption("--runtime-config", default=None, metavar="GROUP/VERSION,...",
+                help="API versions the local clusters' kube-apiserver serves besides its defaults "
+                     "(e.g. scheduling.k8s.io/v1alpha1)")
     g.addoption("--karmada-scheduler-binary", type=Path, default=None,
                 help="with --system karmada: run this karmada-scheduler binary instead of the kit's build")
     g.addoption("--karmada-scheduler-gates", default=None, metavar="GATE=BOOL,...",
@@ -148,6 +154,18 @@ def check_kind(state: RunState) -> None:
                                 "on this Docker host (the kit pulls nothing)")
 
 
+def check_gates(opts: RunOptions) -> None:
+    if not (opts.feature_gates or opts.runtime_config):
+        return
+    try:
+        opts.gates
+    except ValueError as e:
+        raise pytest.UsageError(f"--feature-gates/--runtime-config: {e}") from None
+    if opts.kind or opts.kubeconfig or opts.karmada:
+        raise pytest.UsageError("--feature-gates and --runtime-config set the local clusters the kit starts for "
+                                "pod scheduling; a kind cluster, an existing cluster or Karmada take them otherwise")
+
+
 def check_files(opts: RunOptions) -> None:
     if opts.kind and opts.scheduler_config:
         raise pytest.UsageError("--scheduler-config is for the local cluster: on kind the kit mounts its own "
@@ -167,5 +185,6 @@ def pytest_configure(config: pytest.Config) -> None:
         check_karmada(state)
     if opts.kind and not (opts.no_cluster or opts.collect_only):
         check_kind(state)
+    check_gates(opts)
     check_files(opts)
     config.stash[RUN] = state

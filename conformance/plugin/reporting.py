@@ -30,6 +30,16 @@ def pytest_runtest_makereport(item: pytest.Item, call):
             report.duration = result.seconds
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """What every cluster of the run starts with, beside what the scenarios add."""
+    state = config.stash.get(RUN, None)
+    if state is None or state.options.karmada:
+        return []
+    settings = state.options.gates.describe()
+    return [f"priority-conformance: {', '.join(state.targets)}; feature gates: "
+            + (settings or "each release's defaults") + " (a scenario's own gates: come on top, on a cluster of its own)"]
+
+
 def cell(result, batch) -> str:
     """A matrix cell: the verdict's name, or "-" for a scenario the target did not run."""
     return NOT_RUN if result is None else verdict(result, batch.build, batch.release).value

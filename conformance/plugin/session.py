@@ -17,6 +17,7 @@ from typing import Iterator
 
 import pytest
 
+from harness import gates
 from harness.host import lifecycle
 from harness.clusters.local import ClusterOptions, LocalCluster
 from harness.errors import KitError
@@ -33,6 +34,7 @@ class LocalClusters:
 
     def __init__(self, options: RunOptions, run_id: str):
         self.opts, self.run_id = options, run_id
+        self.gates = options.gates
         self._lock = threading.Lock()
         self._clusters: dict[str, Future] = {}
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clusters")
@@ -60,7 +62,7 @@ class LocalClusters:
         build, release = split_target(target)
         return ClusterOptions(build=build, release=release or "", scheduler_binary=self.opts.scheduler_binary,
                               scheduler_config=self.opts.scheduler_config,
-                              scheduler_verbosity=self.opts.scheduler_verbosity,
+                              scheduler_verbosity=self.opts.scheduler_verbosity, gates=self.gates,
                               name=f"prio-{slug(target)}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
 
     def _up(self, build: str) -> LocalCluster:
@@ -75,9 +77,13 @@ class LocalClusters:
                 self._clusters[build] = self._pool.submit(self._up, build)
         return self._clusters[build].result()
 
-    def own(self, build: str, suffix: str) -> LocalCluster:
-        """A further cluster of the build for one scenario; the caller brings it up and down."""
-        local = LocalCluster(self.options(build, suffix))
+    def own(self, build: str, suffix: str, needs: gates.Settings | None = None) -> LocalCluster:
+        """A further cluster of the build for one scenario (with the gates it needs over the
+        run's); the caller brings it up and down."""
+        options = self.options(build, suffix)
+        if needs:
+            options.gates = options.gates.merged(needs)
+        local = LocalCluster(options)
         self._made.append(local)
         return local
 
@@ -91,7 +97,7 @@ class LocalClusters:
             b = self.running[target] = Batch(
                 scenarios, kube, local, split_target(target)[0], self.run_id, KwokNodes(), self.opts.repeat,
                 stop_at_first_failure=self.opts.stop_at_first_failure, artifacts=self.opts.artifacts,
-                alone_cluster=lambda suffix: self.own(target, suffix),
+                alone_cluster=lambda suffix, needs: self.own(target, suffix, needs),
                 release=local.options.release)
             if self._ending.is_set():
                 b.cancel()

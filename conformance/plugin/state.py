@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from harness import gates
+
 if TYPE_CHECKING:
     from harness.clusters.kind import KindRun
     from conformance.plugin.session import LocalClusters
@@ -40,8 +42,15 @@ class RunOptions:
     system: str
     karmada_scheduler_binary: Path | None
     karmada_scheduler_gates: str | None
+    feature_gates: str | None
+    runtime_config: str | None
     collect_only: bool  # pytest's own --collect-only: nothing is built or started
     stop_at_first_failure: bool  # pytest's own -x
+
+    @property
+    def gates(self) -> gates.Settings:
+        """The feature gates and runtime-config of every cluster the kit starts (checked at configure)."""
+        return gates.parse(self.feature_gates or "", self.runtime_config or "")
 
     @classmethod
     def of(cls, config: pytest.Config) -> RunOptions:
@@ -60,6 +69,7 @@ class RunOptions:
             no_cluster=config.getoption("--no-cluster"), system=config.getoption("--system"),
             karmada_scheduler_binary=config.getoption("--karmada-scheduler-binary"),
             karmada_scheduler_gates=config.getoption("--karmada-scheduler-gates"),
+            feature_gates=config.getoption("--feature-gates"), runtime_config=config.getoption("--runtime-config"),
             collect_only=config.getoption("collectonly"),
             stop_at_first_failure=config.getoption("maxfail") == 1)
 

@@ -19,6 +19,8 @@ def judge(scenario, batch, copy: int = 0) -> None:
     v = verdict(result, build, release)
     if v is Verdict.STOPPED:
         pytest.skip("not run to the end: -x stopped the batch at another scenario's failure")
+    if v is Verdict.UNMET:
+        pytest.skip(f"not run: {result.unmet}")
     specified = f"{', '.join(scenario.builds)}" + (f", Kubernetes {scenario.releases}" if scenario.releases else "")
     if v is Verdict.FAIL:
         if result.ok:

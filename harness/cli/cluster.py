@@ -19,6 +19,10 @@ def register(sub) -> None:
     up.add_argument("--name", default="explore")
     up.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the control plane "
                     f"(default: the kit's default release, {DEFAULT_RELEASE})")
+    up.add_argument("--feature-gates", default="", metavar="GATE=BOOL,...",
+                    help="feature gates: Gate=true for every component, kube-scheduler:Gate=false for one")
+    up.add_argument("--runtime-config", default="", metavar="GROUP/VERSION,...",
+                    help="API versions the kube-apiserver serves besides its defaults")
     up.set_defaults(func=up_)
     down = cl.add_parser("down", help="stop a local cluster and remove its files")
     down.add_argument("--name", default="explore")
@@ -34,14 +38,19 @@ def _state_dir() -> Path:
 
 
 def up_(args) -> int:
+    from harness import gates
     from harness.clusters.local import ClusterOptions, LocalCluster
 
     record = _state_dir() / f"{args.name}.json"
     if record.exists():
         raise KitError(f"a cluster named {args.name} is already recorded ({record}); run `cluster down --name {args.name}` first")
     workdir = _state_dir() / args.name
+    try:
+        settings = gates.parse(args.feature_gates, args.runtime_config)
+    except ValueError as e:
+        raise KitError(f"--feature-gates/--runtime-config: {e}") from None
     options = ClusterOptions(build=args.scheduler, release=args.k8s_version or "", scheduler_binary=args.scheduler_binary,
-                             scheduler_config=args.scheduler_config, name=args.name, workdir=workdir)
+                             scheduler_config=args.scheduler_config, name=args.name, workdir=workdir, gates=settings)
     c = LocalCluster(options)
     c.up()  # on failure or Ctrl-C, up() has already removed what it started
     c.keep()  # meant to outlive this command: no watchdog, no reaping
@@ -49,8 +58,8 @@ def up_(args) -> int:
     record.write_text(json.dumps({"name": args.name, "build": args.scheduler, "release": options.release,
                                   "workdir": str(c.workdir),
                                   "kwokctl": str(c.kwokctl_path), "kubeconfig": str(c.kubeconfig)}))
-    print(f"cluster {args.name} is up ({args.scheduler} scheduler, Kubernetes {options.release}) "
-          f"in {c.timings['up']:.1f} s")
+    print(f"cluster {args.name} is up ({args.scheduler} scheduler, Kubernetes {options.release}"
+          + (f"; {settings.describe()}" if settings else "") + f") in {c.timings['up']:.1f} s")
     print(f"export KUBECONFIG={c.kubeconfig}")
     print(f"stop it with: ./kit cluster down --name {args.name}")
     return 0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from harness import targets
+from harness import gates, targets
 from harness.build import toolchain
 from harness.clusters import kwokctl
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
@@ -51,6 +51,7 @@ class ClusterOptions:
     # out, and flags added to the ones it runs.
     disable: tuple[str, ...] = ()
     extra_args: dict[str, dict[str, str]] = field(default_factory=dict)
+    gates: gates.Settings = field(default_factory=gates.Settings)  # feature gates and runtime-config
 
     def __post_init__(self) -> None:
         if self.build not in BUILDS:
@@ -80,6 +81,16 @@ def binaries(options: ClusterOptions) -> dict[str, Path]:
             "scheduler-plugins/kube-scheduler" if options.build == "plugins" else "kubernetes/kube-scheduler"
         ]
     return bins
+
+
+def with_gates(extra_args: dict[str, dict[str, str]], settings: gates.Settings) -> dict[str, dict[str, str]]:
+    """Component flags with the gates and runtime-config added (joined to any the flags already set)."""
+    out = {name: dict(args) for name, args in extra_args.items()}
+    for component, flags in settings.flags().items():
+        mine = out.setdefault(component, {})
+        for flag, value in flags.items():
+            mine[flag] = f"{mine[flag]},{value}" if mine.get(flag) else value
+    return out
 
 
 @dataclass
@@ -142,6 +153,10 @@ class LocalCluster:
         started = time.monotonic()
         bins = binaries(self.options)
         self.timings["build"] = time.monotonic() - started
+        lacking = gates.missing(self.options.gates, {c: bins[c] for c in gates.COMPONENTS if c in bins})
+        if lacking:
+            raise gates.Unavailable(f"Kubernetes {self.options.release} has no feature gate {', '.join(lacking)} "
+                                    "(the component's --help lists the gates it offers)")
         self.kwokctl_path = bins["kwokctl"]
         lifecycle.reap_orphans()
         self.workdir = Path(self.options.workdir or tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX))
@@ -185,7 +200,7 @@ class LocalCluster:
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
                               self.options.scheduler_verbosity, self.options.release, self.options.disable,
-                              with_pki(self.options.extra_args, self.cluster_dir / "pki"))
+                              with_pki(with_gates(self.options.extra_args, self.options.gates), self.cluster_dir / "pki"))
         self._kwokctl.create(conf, timeout=self.options.ready_timeout + 30)
         self.kubeconfig = self._kwokctl.kubeconfig(self.workdir / "kubeconfig.yaml")
 

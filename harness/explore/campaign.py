@@ -187,10 +187,10 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
     from harness.kube import Kube
     from harness.run.pods.nodes import KwokNodes
 
-    def own(suffix: str):
+    def own(suffix: str, needs):
         # Batch brings each up and down around its scenario.
         from harness.clusters.local import ClusterOptions, LocalCluster
-        return LocalCluster(ClusterOptions(build=build, release=cluster.options.release,
+        return LocalCluster(ClusterOptions(build=build, release=cluster.options.release, gates=needs,
                                            name=f"explore-{build}-{os.getpid()}-{suffix}"))
 
     b = Batch(scenarios, Kube(cluster.kubeconfig), cluster, build, run_id, KwokNodes(),

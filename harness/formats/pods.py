@@ -32,6 +32,7 @@ from reference.objects import (
 from reference.admission import SYSTEM_CLASSES
 from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_range
 
+from harness import gates
 from harness.formats import common
 from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioError, ScenarioId, Strict, dupes
 from harness.kube import NODE_STORAGE, SLOT
@@ -182,6 +183,11 @@ class Scenario(Strict):
     # On another release a difference is expected, and no difference is news.
     releases: str | dict[Literal[BUILDS], str] = ""  # type: ignore[valid-type]
     alone: bool = False  # touches cluster-wide state (a globalDefault class)
+    # Feature gates it needs (every component) and API versions the API server must serve: it
+    # runs on a local cluster of its own started with them, and is skipped, saying why, where
+    # they cannot be had (a release without the gate, a cluster the kit did not start).
+    gates: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], bool] = {}
+    apis: list[Annotated[str, Field(pattern=r"^[a-z0-9.-]+/v\d+((alpha|beta)\d+)?$")]] = []
     priorityClasses: list[ClassSpec] = []
     nodes: list[NodeSpec] = Field(min_length=1)
     pods: list[PodSpec] = []
@@ -277,6 +283,10 @@ class Scenario(Strict):
             inside = [r for r in RELEASES if in_range(r, self.releases_of(build))]
             release = min(inside, key=lambda r: abs(minor(r)[1] - minor(release)[1]))
         return build, release
+
+    def cluster_settings(self) -> gates.Settings:
+        """The gates and API versions its cluster must start with."""
+        return gates.Settings(tuple(("", g, v) for g, v in self.gates.items()), tuple(self.apis))
 
     @property
     def needs_kubelet(self) -> bool:

@@ -21,6 +21,7 @@ from reference.release import DEFAULT_RELEASE
 
 from harness.host import lifecycle
 from harness.clusters.local import LocalCluster
+from harness import gates
 from harness.errors import KitError
 from harness.kube import Kube
 from harness.run.placement import why_alone
@@ -40,7 +41,7 @@ class Batch:
     def __init__(self, selected: list[Scenario], kube: Kube, local: LocalCluster | None, build: str, run_id: str,
                  nodes: NodeSource, copies: int = 1, stop_at_first_failure: bool = False,
                  artifacts: Path = Path("artifacts"),
-                 alone_cluster: Callable[[str], LocalCluster] | None = None,
+                 alone_cluster: Callable[[str, gates.Settings], LocalCluster] | None = None,
                  on_result: Callable[[Result], None] | None = None, release: str | None = None):
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
         self.nodes, self.copies, self.artifacts = nodes, copies, artifacts
@@ -55,12 +56,16 @@ class Batch:
         self._runs: list[ScenarioRun] = []
         self._lock = threading.Lock()
 
-    def _run(self, kubeconfig: Path, s: Scenario, copy: int, log: Path | None) -> ScenarioRun:
+    def _run(self, kubeconfig: Path, s: Scenario, copy: int, log: Path | None,
+             cluster: LocalCluster | None = None) -> ScenarioRun:
         # A scenario specified for another build is still run, against its own
         # semantics, so the report shows what this build lacks.
         build, release = s.semantics(self.build, self.release)
         r = ScenarioRun(kubeconfig, s, build, self.run_id,
                         self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release)
+        cluster = cluster or self.local
+        if cluster is not None:
+            r.result.gates = cluster.options.gates.describe()
         with self._lock:
             self._runs.append(r)
             if self._stopped:
@@ -98,6 +103,13 @@ class Batch:
         started = time.monotonic()
         log = self.local.log_path("kube-scheduler") if self.local else None
         items = sorted(((s, c) for s in self.selected for c in range(self.copies)), key=lambda sc: -sc[0].least_seconds())
+        if self.alone_cluster is None:
+            # Gates are set only on clusters the kit starts: a scenario needing some is not run here.
+            for s, c in items:
+                if s.cluster_settings():
+                    self._done(Result(s, self.build, unmet=f"it needs {s.cluster_settings().describe()}, which the "
+                                                           "kit sets only on the local clusters it starts"), c)
+            items = [(s, c) for s, c in items if not s.cluster_settings()]
         quiet = {s.id for s in self.selected if why_alone(s, self.build, self.release)}
         together = [(s, c) for s, c in items if s.id not in quiet]
         alone = [(s, c) for s, c in items if s.id in quiet]
@@ -133,13 +145,16 @@ class Batch:
         if self._stopped or lifecycle.stopping():
             self._done(Result(s, self.build, error="the run was stopped", cancelled=self._stopped), copy)
             return
-        cluster = self.alone_cluster(f"{s.id[:20]}-{copy}")
+        cluster = self.alone_cluster(f"{s.id[:20]}-{copy}", s.cluster_settings())
         try:
             try:
                 cluster.up()
+            except gates.Unavailable as e:
+                self._done(Result(s, self.build, unmet=str(e)), copy)
+                return
             except KitError as e:
                 self._done(Result(s, self.build, error=f"its own cluster did not come up: {e}"), copy)
                 return
-            self._done(self._run(cluster.kubeconfig, s, copy, cluster.log_path("kube-scheduler")).run(), copy)
+            self._done(self._run(cluster.kubeconfig, s, copy, cluster.log_path("kube-scheduler"), cluster).run(), copy)
         finally:
             cluster.down()

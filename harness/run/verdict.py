@@ -19,11 +19,14 @@ class Verdict(str, Enum):
     FAULT = "fault"  # outcome as specified, but the events show a known scheduler race
     DIFFERS = "differs"  # specified for another build or release, and it does differ: as expected
     STOPPED = "stopped"  # not run to its end (-x, an interrupt): no verdict
+    UNMET = "unmet"  # not run: it needs what this run cannot give it (a gate the release lacks)
 
 
 def verdict(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Verdict:
     if result.cancelled:
         return Verdict.STOPPED
+    if result.unmet:
+        return Verdict.UNMET
     if not result.scenario.applies_to(build, release):
         # An error is no evidence of a difference.
         return Verdict.FAIL if (result.ok or result.error) else Verdict.DIFFERS

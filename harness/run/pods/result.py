@@ -36,6 +36,8 @@ class Result:
     seconds: float = 0.0
     artifacts: Path | None = None
     cancelled: bool = False  # stopped before its verdict because it was no longer needed
+    unmet: str = ""  # a need the run could not meet (a feature gate the release lacks): not run
+    gates: str = ""  # the feature gates and runtime-config its cluster ran with, when not the defaults
     timings: list[dict] = field(default_factory=list)  # one record per preemption (run.pods.timings)
 
     @property
@@ -62,6 +64,8 @@ class Result:
 
     def report(self) -> str:
         lines = [f"scenario {self.scenario.id} [{self.build}]: {self.scenario.title}", f"spec: {self.scenario.spec}"]
+        if self.gates:
+            lines.append(f"feature gates: {self.gates}")
         if self.error:
             lines.append(f"error: {self.error}")
         if self.fault_only:

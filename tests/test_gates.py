@@ -1,0 +1,68 @@
+"""Feature gates and runtime-config as configuration (harness.gates): parsing, per-component
+flags, and the gates a release's binaries offer (read from a binary's --help)."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from harness import gates
+from harness.errors import KitError
+
+HELP = """      --feature-gates colonSeparatedMultimapStringString   Comma-separated list ...Options are:
+                kube:AllAlpha=true|false (ALPHA - default=false)
+                kube:GenericWorkload=true|false (ALPHA - default=false)
+                kube:SchedulerAsyncPreemption=true|false (BETA - default=true)
+"""
+
+
+def test_gates_for_every_component_and_for_one_later_wins():
+    s = gates.parse("GenericWorkload=true,kube-scheduler:SchedulerAsyncPreemption=false,GenericWorkload=false")
+    assert s.for_component("kube-apiserver") == {"GenericWorkload": False}
+    assert s.for_component("kube-scheduler") == {"GenericWorkload": False, "SchedulerAsyncPreemption": False}
+    flags = s.flags()
+    assert flags["kube-scheduler"]["feature-gates"] == "GenericWorkload=false,SchedulerAsyncPreemption=false"
+    assert flags["kube-controller-manager"]["feature-gates"] == "GenericWorkload=false"
+    assert "kubelet" not in flags  # kwokctl runs none; kind's is configured apart
+
+
+def test_runtime_config_goes_to_the_api_server_only():
+    s = gates.parse(runtime_config="scheduling.k8s.io/v1alpha1,api/alpha=false")
+    assert s.flags() == {"kube-apiserver": {"runtime-config": "scheduling.k8s.io/v1alpha1,api/alpha=false"}}
+    assert s.describe() == "runtime-config scheduling.k8s.io/v1alpha1,api/alpha=false"
+
+
+@pytest.mark.parametrize("text,says", [
+    ("GenericWorkload", "write Gate=true|false"),
+    ("GenericWorkload=yes", "write Gate=true|false"),
+    ("kube-proxy:X=true", "no component 'kube-proxy'"),
+])
+def test_bad_gates_name_the_entry(text, says):
+    with pytest.raises(ValueError, match=says):
+        gates.parse(text)
+
+
+def test_bad_runtime_config_names_the_entry():
+    with pytest.raises(ValueError, match="'scheduling.k8s.io': write group/version"):
+        gates.parse(runtime_config="scheduling.k8s.io")
+
+
+def fake_binary(tmp_path, text=HELP):
+    b = tmp_path / "kube-scheduler"
+    b.write_text("#!/bin/sh\ncat <<'EOF'\n" + text + "EOF\n")
+    b.chmod(b.stat().st_mode | stat.S_IEXEC)
+    return b
+
+
+def test_a_binary_offers_the_gates_its_help_lists(tmp_path):
+    offered = gates.offered(fake_binary(tmp_path))
+    assert offered["SchedulerAsyncPreemption"] == gates.Gate("SchedulerAsyncPreemption", "BETA", True)
+    assert offered["GenericWorkload"].default is False
+    s = gates.parse("GangScheduling=true,kube-scheduler:GenericWorkload=true")
+    assert gates.missing(s, {"kube-scheduler": fake_binary(tmp_path)}) == ["GangScheduling (kube-scheduler)"]
+
+
+def test_a_binary_without_gates_is_a_clear_error(tmp_path):
+    with pytest.raises(KitError, match="lists no feature gates"):
+        gates.offered(fake_binary(tmp_path, "usage: nothing\n"))
