@@ -42,6 +42,7 @@ class RunOptions:
     karmada_scheduler_gates: str | None
     collect_only: bool  # pytest's own --collect-only: nothing is built or started
     stop_at_first_failure: bool  # pytest's own -x
+    timelines: bool = False  # --timelines: a passing scenario's timeline picture too
 
     @classmethod
     def of(cls, config: pytest.Config) -> RunOptions:
@@ -61,7 +62,8 @@ class RunOptions:
             karmada_scheduler_binary=config.getoption("--karmada-scheduler-binary"),
             karmada_scheduler_gates=config.getoption("--karmada-scheduler-gates"),
             collect_only=config.getoption("collectonly"),
-            stop_at_first_failure=config.getoption("maxfail") == 1)
+            stop_at_first_failure=config.getoption("maxfail") == 1,
+            timelines=config.getoption("--timelines"))
 
     @property
     def karmada(self) -> bool:
