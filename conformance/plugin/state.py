@@ -95,6 +95,10 @@ class RunState:
     preemptions: list[dict] = field(default_factory=list)  # every preemption's phase timings
     karmada_timings: dict[str, float] = field(default_factory=dict)
     karmada_seconds: float = 0.0  # the Karmada scenarios' time, one after another
+    # For report.html: each scenario test's (scenario id, target, timeline picture) by node id,
+    # and the rows of those that ended (harness.site.report.Row).
+    report_tests: dict[str, tuple] = field(default_factory=dict)
+    report_rows: list = field(default_factory=list)
 
 
 RUN = pytest.StashKey[RunState]()
