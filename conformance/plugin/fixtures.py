@@ -126,7 +126,8 @@ def batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, run_id:
         c: ClusterUnderTest = request.getfixturevalue("cluster")
         b = Batch(_asked(request, state, "scenario", build), c.kube, c.local, split_target(build)[0], run_id,
                   request.getfixturevalue("node_source"), opts.repeat,
-                  stop_at_first_failure=opts.stop_at_first_failure, artifacts=opts.artifacts)
+                  stop_at_first_failure=opts.stop_at_first_failure, artifacts=opts.artifacts,
+                  timelines=opts.timelines)
         b.run()
     yield b
     state.preemptions += [dict(rec, nodes="kwok") for r in b.results.values() for rec in r.timings]
@@ -147,7 +148,7 @@ def real_batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, ru
     # A run id of its own: the kwok batch's namespaces of the same scenarios may still be going.
     b = Batch(_asked(request, state, "real_scenario", build), c.kube, c.local, split_target(build)[0],
               run_id + "r", real_nodes, stop_at_first_failure=opts.stop_at_first_failure,
-              artifacts=opts.artifacts / "real-kubelets")
+              artifacts=opts.artifacts / "real-kubelets", timelines=opts.timelines)
     b.run()
     state.preemptions += [dict(rec, nodes="real") for r in b.results.values() for rec in r.timings]
     state.timing_lines.append(f"[{build}] {len(b.results)} scenarios on real kubelets in {b.wall:.1f} s wall time")

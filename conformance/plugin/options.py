@@ -51,6 +51,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "scenario's artifacts); 4 shows each scheduling attempt, 5 the queue's moves")
     g.addoption("--artifacts", type=Path, default=Path("artifacts"), metavar="DIR",
                 help="where failing scenarios leave their pods, events and scheduler log lines (default: artifacts)")
+    g.addoption("--timelines", action="store_true",
+                help="keep every pod scenario's timeline picture (timeline.png in its artifacts folder), a "
+                     "passing one's too; a failing scenario's is always kept")
     g.addoption("--scenarios", type=Path, action="append", default=None, metavar="PATH",
                 help="run these scenario files or folders instead of the kit's catalogue (repeatable; "
                      "add --scenarios scenarios to run the catalogue too)")

@@ -1,4 +1,6 @@
-"""What a run reports besides pass and fail: per-scenario durations in JUnit, timings, the release matrix."""
+"""What a run reports besides pass and fail: per-scenario durations in JUnit, timings, the release
+matrix, and ``report.html``: every scenario test's verdict linked to its page on the spec site
+(written beside it) and to its timeline picture."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import pytest
 from harness.run.verdict import NOT_RUN, matrix_lines, verdict
 from conformance.plugin.state import RUN
 
+SCENARIO_PARAMS = ("scenario", "real_scenario", "binding_scenario")  # the tests that run one scenario each
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
@@ -19,6 +23,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield
     report = outcome.get_result()
     params = getattr(getattr(item, "callspec", None), "params", {})
+    remember(item, report, params)
     if "scenario" not in params:
         return
     if report.when == "setup":
@@ -38,6 +43,76 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = state.options.gates.describe()
     return [f"priority-conformance: {', '.join(state.targets)}; feature gates: "
             + (settings or "each release's defaults") + " (a scenario's own gates: come on top, on a cluster of its own)"]
+
+
+def remember(item: pytest.Item, report, params: dict) -> None:
+    """What the run's report needs of a scenario test and pytest's final report lacks: which
+    scenario on which target, and where its timeline picture is (the batch's result knows)."""
+    state = item.config.stash.get(RUN, None)
+    param = next((p for p in SCENARIO_PARAMS if p in params), None)
+    if state is None or param is None or report.when not in ("setup", "call"):
+        return
+    scenario = params[param]
+    key = "batch" if param == "scenario" else "real_batch"
+    batch = item.funcargs.get(key) if hasattr(item, "funcargs") else None
+    result = batch.results.get((scenario.id, params.get("copy", 0))) if batch is not None else None
+    kept = getattr(result, "artifacts", None)  # set where the run kept artifacts (a failure, --timelines)
+    picture = kept / TIMELINE if kept is not None else None
+    target = params.get("build", "karmada") + (" (real kubelets)" if param == "real_scenario" else "")
+    if params.get("copy"):
+        target += f" (copy{params['copy']})"
+    state.report_tests[item.nodeid] = (scenario.id, target, picture)
+
+
+class ReportRows:
+    """Each scenario test's final outcome (an xfail included, which only the logged report
+    carries) as a row of the run's report: its call, or a setup that did not pass."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report) -> None:
+        from harness.site.report import Row
+        from harness.site.runs import outcome_of
+
+        info = self.state.report_tests.get(report.nodeid)
+        if info is None or not (report.when == "call" or (report.when == "setup" and not report.passed)):
+            return
+        sid, target, picture = info
+        xfail = getattr(report, "wasxfail", None)
+        crash = getattr(report.longrepr, "reprcrash", None)  # a traceback's last line: what went wrong
+        said = (crash.message if crash is not None else report.longrepr[2] if isinstance(report.longrepr, tuple)
+                else str(report.longrepr or ""))
+        lines = ("" if report.passed else (xfail or said or "")).strip().splitlines()
+        self.state.report_rows.append(Row(report.nodeid.rsplit("::", 1)[-1], sid, target,
+                                          outcome_of(report.failed, report.skipped, xfail),
+                                          lines[0][:300] if lines else "",
+                                          report.duration if report.when == "call" else 0.0, picture))
+
+
+TIMELINE = "timeline.png"  # harness.run.timeline.FILE, without importing matplotlib's module for a name
+
+
+@pytest.hookimpl(trylast=True)  # after options.pytest_configure has made the run's state
+def pytest_configure(config: pytest.Config) -> None:
+    state = config.stash.get(RUN, None)
+    if state is not None:
+        config.pluginmanager.register(ReportRows(state), f"priority-conformance-report-{id(state)}")
+
+
+def write_report(state) -> Path | None:
+    """``report.html`` and the spec site in the artifacts folder, for a run with scenario tests.
+    A report is never worth a run's result: a failure to write it is a line in the summary."""
+    from harness.site import model
+    from harness.site.report import REPORT, verdicts, write
+
+    if not state.report_rows or state.options.collect_only:
+        return None
+    out = state.options.artifacts / REPORT
+    rows = sorted(state.report_rows, key=lambda r: (r.scenario, r.target))
+    loaded = model.load(list(state.options.scenarios) if state.options.scenarios else None)
+    site = model.build(loaded, verdicts(rows, f"this run ({state.run_id})"), runs=f"this run ({state.run_id})")
+    return write(rows, out, site, f"run {state.run_id}: {', '.join(state.targets)}")
 
 
 def cell(result, batch) -> str:
@@ -109,6 +184,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     state = config.stash.get(RUN, None)
     if state is None:
         return
+    try:
+        written = write_report(state)
+        if written is not None:
+            terminalreporter.write_line(f"(each scenario's verdict, page and timeline in {written})")
+    except Exception as e:  # the verdicts stand without their page
+        terminalreporter.write_line(f"report.html not written: {type(e).__name__}: {e}")
     for line in state.timing_lines:
         terminalreporter.write_line(line)
     if state.preemptions:

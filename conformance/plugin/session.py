@@ -98,7 +98,7 @@ class LocalClusters:
                 scenarios, kube, local, split_target(target)[0], self.run_id, KwokNodes(), self.opts.repeat,
                 stop_at_first_failure=self.opts.stop_at_first_failure, artifacts=self.opts.artifacts,
                 alone_cluster=lambda suffix, needs: self.own(target, suffix, needs),
-                release=local.options.release)
+                release=local.options.release, timelines=self.opts.timelines)
             if self._ending.is_set():
                 b.cancel()
             b.run()

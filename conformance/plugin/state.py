@@ -46,6 +46,7 @@ class RunOptions:
     runtime_config: str | None
     collect_only: bool  # pytest's own --collect-only: nothing is built or started
     stop_at_first_failure: bool  # pytest's own -x
+    timelines: bool = False  # --timelines: a passing scenario's timeline picture too
 
     @property
     def gates(self) -> gates.Settings:
@@ -71,7 +72,8 @@ class RunOptions:
             karmada_scheduler_gates=config.getoption("--karmada-scheduler-gates"),
             feature_gates=config.getoption("--feature-gates"), runtime_config=config.getoption("--runtime-config"),
             collect_only=config.getoption("collectonly"),
-            stop_at_first_failure=config.getoption("maxfail") == 1)
+            stop_at_first_failure=config.getoption("maxfail") == 1,
+            timelines=config.getoption("--timelines"))
 
     @property
     def karmada(self) -> bool:
@@ -103,6 +105,10 @@ class RunState:
     preemptions: list[dict] = field(default_factory=list)  # every preemption's phase timings
     karmada_timings: dict[str, float] = field(default_factory=dict)
     karmada_seconds: float = 0.0  # the Karmada scenarios' time, one after another
+    # For report.html: each scenario test's (scenario id, target, timeline picture) by node id,
+    # and the rows of those that ended (harness.site.report.Row).
+    report_tests: dict[str, tuple] = field(default_factory=dict)
+    report_rows: list = field(default_factory=list)
 
 
 RUN = pytest.StashKey[RunState]()

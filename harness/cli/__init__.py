@@ -6,6 +6,7 @@
   explain FILE             step the model through a scenario and say why, node by node
   explore --count N        generated scenarios against the model on a real cluster
   matrix FILE              which class can preempt which: immediately, after N s, never
+  site [--out DIR]         the catalogue as a static HTML spec site, with a run's verdicts (--runs DIR)
   merge DIR...             shards' results (conformance, mutants, explore) as the report of one run
 """
 
@@ -14,11 +15,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli import build, cluster, explore, mutants, shards, spec
+from harness.cli import build, cluster, explore, mutants, shards, site, spec
 from harness.errors import KitError
 
 # One module per command group, each adding its own subcommands; the order is the help's.
-GROUPS = (cluster, build, spec, mutants, explore, shards)
+GROUPS = (cluster, build, spec, site, mutants, explore, shards)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -88,56 +87,27 @@ def modelled(scenario, build: str | None, release: str | None) -> tuple[str, str
 
 
 def _explain_pods(args) -> int:
-    from reference import scheduler as sched
-
-    from harness.formats.pods import initial_state, load, to_pdb
-    from harness.run.pods.expectation import apply_step, check_expect, model_messages, model_priorities, model_rejections
+    from harness.formats.pods import load
+    from harness.run.pods.narrate import describe_misses, narrate
 
     s = load(args.file)
     build, release, note = modelled(s, args.scheduler, args.k8s_version)
-    now = datetime.now(timezone.utc)
-    state = initial_state(s, now)
-    state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in s.pdbs))
-    world = sched.start(state, build, now, release)
+    account = narrate(s, build, release, datetime.now(timezone.utc))
     print(f"{s.id}: {s.title}\nspec: {s.spec}\nmodel of the {build} scheduler, Kubernetes {release}{note}\n")
-    print("start: " + ", ".join(f"{p.name} (priority {p.priority}) on {p.node_name}" for p in state.pods) or "start: no pods")
-    for i, step in enumerate(s.steps):
-        before = world
-        world = apply_step(world, step)
-        print(f"\nstep {i}: {step.action or 'expect'}" + (f" {_step_arg(step)}" if step.action else ""))
-        for line in world.log[len(before.log):]:
-            print(f"  {line}")
-        for pr in world.predictions[len(before.predictions):]:
-            for v in pr.per_node:
-                mark = "candidate" if v.candidate else "no"
-                print(f"    {pr.pod} / node {v.node}: {mark}: {v.reason}")
-                for key, why in v.spared:
-                    print(f"      spared {key}: {why}")
-                for key, why in v.exempted:
-                    print(f"      exempted {key}: {why}")
-            if pr.retry_not_before:
-                print(f"    a toleration ends at {pr.retry_not_before.isoformat()}; that is no cluster event,"
-                      " so the retry comes from another event or the 5-minute flush")
-        if step.expect:
-            miss = check_expect(step.expect, sched.view(world), model_rejections(world), model_priorities(world),
-                                model_messages(world))
-            print("  expect: " + ("met" if not miss else "NOT met: " + "; ".join(
-                f"{m.pod} {m.field}: wanted {m.expected}, model has {m.actual}" for m in miss)))
+    print("start: " + (", ".join(account.start) or "no pods"))
+    for st in account.steps:
+        print(f"\nstep {st.index}: {st.action}" + (f" {st.argument}" if st.argument else ""))
+        for line in st.lines:
+            print("  " * (line.depth + 1) + line.text)
+        if st.misses is not None:
+            print("  expect: " + ("met" if not st.misses else "NOT met: " + describe_misses(st.misses)))
     return 0
 
 
-def _step_arg(step) -> str:
-    value = getattr(step, step.action)
-    if hasattr(value, "name"):
-        return value.name
-    return str(value)
-
-
 def _explain_bindings(args) -> int:
-    from reference.binding.predict import Undetermined, predict
-
     from harness.build import toolchain
-    from harness.formats.bindings import disagreements, load
+    from harness.formats.bindings import load
+    from harness.run.bindings.narrate import narrate
 
     if args.scheduler is not None or args.k8s_version is not None:
         raise KitError(f"{args.file}: a Karmada scenario; --scheduler and --k8s-version choose what a pod scenario's "
@@ -150,42 +120,14 @@ def _explain_bindings(args) -> int:
     print("members: " + ", ".join(f"{m.name} ({m.cpu}m cpu)" for m in s.members))
     if s.priorityClasses:
         print("classes: " + ", ".join(f"{c.name} ({c.value})" for c in s.priorityClasses))
-    try:
-        predicted = predict(s)
-    except Undetermined as e:
-        raise KitError(f"{args.file}: the model cannot predict one outcome: {e}") from None
-    misses = disagreements(s, predicted)
-    by_step = {e.index: e for e in predicted}
-    for i, st in enumerate(s.steps):
-        print(f"\nstep {i}: {st.action or 'expect'}" + (f" {_binding_step_arg(st)}" if st.action else ""))
-        if st.expect is None:
+    for st in narrate(s):
+        print(f"\nstep {st.index}: {st.action}" + (f" {st.argument}" if st.argument else ""))
+        if st.misses is None:
             continue
-        e = by_step[i]
-        for app in sorted(set(st.expect.bindings) | set(st.expect.order)):
-            b = e.bindings.get(app)
-            if b is None:
-                continue
-            why = f": {b.reason}" if b.reason else ""
-            if b.clusters is None:  # no binding: nothing but its absence to say
-                print(f"    {app}: {b.state}{why}")
-                continue
-            clusters = " or ".join(str(dict(c)) for c in sorted(b.clusters))
-            priority = "absent" if b.priority is None else b.priority
-            print(f"    {app}: {b.state}, priority {priority}, clusters {clusters}{why}")
-        if st.expect.order:
-            print(f"    order: the model allows {sorted(list(o) for o in e.orders or ())}")
-        mine = [m for m in misses if m.startswith(f"steps.{i}.")]
-        print("  expect: " + ("met" if not mine else "NOT met: " + "; ".join(mine)))
+        for line in st.lines:
+            print(f"    {line}")
+        print("  expect: " + ("met" if not st.misses else "NOT met: " + "; ".join(st.misses)))
     return 0
-
-
-def _binding_step_arg(st) -> str:
-    value = getattr(st, st.action)
-    if hasattr(value, "name"):
-        return value.name
-    if hasattr(value, "total_seconds"):
-        return f"{value.total_seconds():g}s"
-    return str(value)
 
 
 # --- matrix -----------------------------------------------------------------------------

@@ -42,12 +42,14 @@ class Batch:
                  nodes: NodeSource, copies: int = 1, stop_at_first_failure: bool = False,
                  artifacts: Path = Path("artifacts"),
                  alone_cluster: Callable[[str, gates.Settings], LocalCluster] | None = None,
-                 on_result: Callable[[Result], None] | None = None, release: str | None = None):
+                 on_result: Callable[[Result], None] | None = None, release: str | None = None,
+                 timelines: bool = False):
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
         self.nodes, self.copies, self.artifacts = nodes, copies, artifacts
         self.stop_at_first_failure = stop_at_first_failure
         self.alone_cluster = alone_cluster
         self.on_result = on_result  # told of each result as it comes (progress of a long batch)
+        self.timelines = timelines  # every run keeps its timeline picture, a pass too (--timelines)
         # The Kubernetes release running, whose behaviour the model predicts: unless named, the API
         # server's, if the model knows it (else the pinned one).
         self.release = release or self._release_of(kube)
@@ -62,7 +64,8 @@ class Batch:
         # semantics, so the report shows what this build lacks.
         build, release = s.semantics(self.build, self.release)
         r = ScenarioRun(kubeconfig, s, build, self.run_id,
-                        self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release)
+                        self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release,
+                        timelines=self.timelines)
         cluster = cluster or self.local
         if cluster is not None:
             r.result.gates = cluster.options.gates.describe()

@@ -25,6 +25,10 @@ class StepRecord:
     expect_mismatches: list[Mismatch]
     reasons: list[str]
     findings: list[Fault] = field(default_factory=list)  # scheduler faults recognised by name
+    # When the step began and its outcome settled (time.time(), as the history's seen_at): where
+    # the timeline (run.timeline) draws the model's prediction.
+    started_at: float | None = None
+    ended_at: float | None = None
 
 
 @dataclass

@@ -26,7 +26,7 @@ from harness.errors import KitError
 from harness.formats.pods import Scenario, Step
 from harness.host import lifecycle
 from harness.kube import Kube
-from harness.run import artifacts
+from harness.run import artifacts, timeline
 from harness.run.names import Names
 from harness.run.pods import check
 from harness.run.pods.act import PodClient
@@ -50,10 +50,11 @@ DEFAULT_SETTLE = 30.0
 class ScenarioRun:
     def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
                  artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
-                 nodes: NodeSource | None = None, copy: int = 0, release: str = DEFAULT_RELEASE):
+                 nodes: NodeSource | None = None, copy: int = 0, release: str = DEFAULT_RELEASE,
+                 timelines: bool = False):
         """``build`` names the semantics the model predicts, of Kubernetes ``release``; ``label``
         the build actually running; ``copy`` tells apart copies of one scenario run side by side
-        (--repeat)."""
+        (--repeat); ``timelines`` keeps a passing run's timeline too (a failing one's always is)."""
         self.kube = Kube(kubeconfig)
         self.s = scenario
         self.build, self.run_id, self.release, self.copy = build, run_id, release, copy
@@ -65,6 +66,7 @@ class ScenarioRun:
         self.history: PodHistory | None = None
         self.artifacts_dir = artifacts_dir
         self.scheduler_log = scheduler_log
+        self.timelines = timelines
         self.result = Result(scenario, self.label)
 
     @property
@@ -90,6 +92,8 @@ class ScenarioRun:
             self.record_timings()
             if (not self.result.ok or self.result.known_faults) and not self.result.cancelled and not lifecycle.stopping():
                 self.save_artifacts()
+            elif self.timelines and not self.result.cancelled and not lifecycle.stopping():
+                self.save_timeline()
             self.teardown()
             self.kube.close()
             self.result.seconds = time.monotonic() - started
@@ -121,6 +125,7 @@ class ScenarioRun:
 
     def do_step(self, i: int, step: Step) -> StepRecord:
         assert self.history is not None
+        started = time.time()
         before = check.observe_world(self.history, self.act, self.s, self.build, self.release)
         # Where the scheduler may choose, each choice is a world of its own.
         worlds = sched.branches(before, lambda w: apply_step(w, step))
@@ -139,7 +144,8 @@ class ScenarioRun:
         expect_mismatches = (check_expect(step.expect, last.observed, rejected, last.priorities,
                                           check.messages(self.history)) if step.expect else [])
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
-                          expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults())
+                          expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults(),
+                          started, time.time())
 
     def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
         """Leave the node just short enough of disk that the pods the model ranks first must go:
@@ -196,8 +202,26 @@ class ScenarioRun:
         log = artifacts.log_slice(self.scheduler_log, self.names.mentions)
         if log is not None:
             files["kube-scheduler.log"] = log
+        files.update(self.timeline())
         files["report.txt"] = self.result.report()
         artifacts.write(d, files)
+        self.result.artifacts = d
+
+    def timeline(self) -> dict[str, str | bytes]:
+        """The run's timeline picture, or the reason it could not be drawn (never an exception:
+        a picture does not change a verdict)."""
+        if self.history is None:
+            return {}
+        versions = self.history.versions[:]  # a copy: the watch may still be appending
+        return timeline.files(versions, self.result.steps,
+                              f"{self.s.id} [{self.label}, Kubernetes {self.release}]")
+
+    def save_timeline(self) -> None:
+        """A passing run's timeline alone (--timelines), where a failing run's artifacts go."""
+        if self.artifacts_dir is None or self.history is None:
+            return
+        d = artifacts.scenario_dir(self.artifacts_dir, self.label, self.s.id, self.copy)
+        artifacts.write(d, self.timeline())
         self.result.artifacts = d
 
 

@@ -1,0 +1,99 @@
+"""The spec site and a run's report in a real browser: headless chromium (Debian's chromium and
+chromium-driver) opens the index, every area page, a scenario page of each area and the report,
+and checks that each loads, that every link on it leads to a file, and that every image renders
+(naturalWidth > 0; the report shows a timeline picture drawn from a synthetic history).
+
+Skipped, saying why, where no chromium is installed; CI installs it (.ci/run) and sets
+PRIORITYKIT_BROWSER=required so that a missing browser fails there instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from harness.site import model
+from harness.site.report import SITE
+from tests.test_report import fake_run
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+DRIVERS = ("chromedriver", "/usr/lib/chromium/chromedriver")
+
+
+def _found(names) -> str | None:
+    return next((p for p in map(shutil.which, names) if p), None)
+
+
+BROWSER, DRIVER = _found(BROWSERS), _found(DRIVERS)
+MISSING = "no chromium to run the browser test (apt-get install chromium chromium-driver)"
+if os.environ.get("PRIORITYKIT_BROWSER") == "required" and not (BROWSER and DRIVER):
+    raise RuntimeError(f"PRIORITYKIT_BROWSER=required, but {MISSING}")
+pytestmark = pytest.mark.skipif(not (BROWSER and DRIVER), reason=MISSING)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = BROWSER
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--allow-file-access-from-files"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(options=opts, service=Service(executable_path=DRIVER))
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """A run's folder: report.html, its timeline picture, and the spec site beside it."""
+    return fake_run(tmp_path_factory.mktemp("run")).parent
+
+
+def visit(driver, page: Path) -> list[str]:
+    """Open ``page``; what is wrong with it (empty: it loads, its links lead to files, its images render)."""
+    driver.get(page.as_uri())
+    wrong = []
+    if driver.execute_script("return document.readyState") != "complete" or not driver.title:
+        wrong.append(f"{page}: did not load")
+    for href in driver.execute_script("return Array.from(document.links, a => a.href)"):
+        url = urlparse(href)
+        if url.scheme == "file" and not Path(unquote(url.path)).is_file():
+            wrong.append(f"{page.name}: link {href} leads nowhere")
+    for src, width in driver.execute_script(
+            "return Array.from(document.images, i => [i.src, i.complete ? i.naturalWidth : 0])"):
+        if width <= 0:
+            wrong.append(f"{page.name}: image {src} does not render")
+    return wrong
+
+
+def test_the_site_and_report_load_link_and_render_in_chromium(browser, built):
+    site = built / SITE
+    pages = [built / "report.html", site / "index.html", *sorted((site / "areas").glob("*.html"))]
+    # One scenario page per area (the first it lists), besides what the static test checks of them all.
+    built_site = model.build(model.load())
+    pages += [site / a.scenarios[0].page for a in built_site.areas]
+    wrong = [w for p in pages for w in visit(browser, p)]
+    assert wrong == []
+    browser.get((built / "report.html").as_uri())
+    widths = browser.execute_script("return Array.from(document.images, i => i.naturalWidth)")
+    assert widths == [1100]  # the timeline picture, drawn at its full size
+    # Two clicks from the index to a rule's page, as a reader would make them.
+    browser.get((site / "index.html").as_uri())
+    browser.find_element("css selector", "a.area[href='areas/preemption.html']").click()
+    browser.find_element("css selector", "a.scenario[href='../scenarios/preempt-basic.html']").click()
+    assert browser.find_element("css selector", "dd.id").text == "preempt-basic"
+    assert "plugins: FAIL" in browser.find_element("css selector", "dd.verdicts").text
+
+
+def test_a_broken_link_and_image_are_caught(browser, tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text('<!doctype html><title>broken</title><a href="nowhere.html">x</a><img src="missing.png">')
+    assert [w.split(": ", 1)[1].split(" ")[0] for w in visit(browser, page)] == ["link", "image"]
