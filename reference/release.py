@@ -24,6 +24,11 @@ class Switch:
     since: str  # first minor release with the new behaviour
     upstream: str
     what: str
+    # The feature gate that turns the behaviour on, where there is one, and the component that
+    # reads it: a cluster started with the gate set has the behaviour the gate says, whatever
+    # the release's default.
+    gate: str = ""
+    component: str = ""
 
 
 TERMINATING_VICTIMS_SKIPPED = Switch(
@@ -33,7 +38,8 @@ TERMINATING_VICTIMS_SKIPPED = Switch(
     "is already terminating, lower-priority pods nominated to the node keep their nomination")
 NOMINATION_CLEARED_ON_BINDING = Switch(
     "nomination-cleared-on-binding", "1.35", "kubernetes#132443, #135103",
-    "the API server clears status.nominatedNodeName when a pod is bound")
+    "the API server clears status.nominatedNodeName when a pod is bound",
+    gate="ClearingNominatedNodeNameAfterBinding", component="kube-apiserver")
 ONE_PREEMPTION_AT_A_TIME = Switch(
     "one-preemption-at-a-time", "1.35", "kubernetes#134294, #134730",
     "a preemptor whose async preemption is still deleting victims is not tried again, so it "
@@ -61,8 +67,16 @@ def minor(release: str) -> tuple[int, int]:
         raise ValueError(f"not a Kubernetes release: {release!r} (expected like 1.35 or v1.35.8)") from None
 
 
-def has(release: str, switch: Switch) -> bool:
-    return minor(release) >= minor(switch.since)
+Gates = tuple[tuple[str, str, bool], ...]  # (component, or "" for all; gate; value), later wins
+
+
+def has(release: str, switch: Switch, gates: Gates = ()) -> bool:
+    """Whether ``release`` behaves the new way: by its gate where one is set, else by the release."""
+    value = minor(release) >= minor(switch.since)
+    for component, gate, on in gates:
+        if switch.gate and gate == switch.gate and component in ("", switch.component):
+            value = on
+    return value
 
 
 _RANGE = re.compile(r"^\s*(>=|<)\s*(\d+\.\d+)\s*$")

@@ -21,7 +21,7 @@ from . import eviction
 from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
 from .preemption import PLUGINS, Prediction, predict
-from .release import DEFAULT_RELEASE, NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, has
+from .release import DEFAULT_RELEASE, NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, Gates, has
 from .queue import UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
 from .requeue import (HINTS, ClusterEvent, assigned_pod_gone, nomination_changed, nominated_pod_deleted,
                       pod_bound, woken_by)
@@ -42,6 +42,7 @@ class World:
     # (pod key, node). Without one, the first node by name.
     choices: tuple[tuple[str, str], ...] = ()
     release: str = DEFAULT_RELEASE  # the Kubernetes release whose behaviour is predicted (reference.release)
+    gates: Gates = ()  # feature gates its cluster was started with, over the release's defaults
     # Events after which the order among equal-priority pods woken together decided what
     # happened. The queue orders them by when each was last parked, and on a cluster shared
     # with other work any unrelated event re-parks them in a new order: such an outcome can
@@ -83,7 +84,7 @@ def attempt(world: World, key: str) -> World:
     if pr.outcome == "schedule":
         # Before 1.35 nothing clears status.nominatedNodeName when a pod is bound: a preemptor
         # keeps showing the node it was nominated to (even if it landed elsewhere).
-        kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING) else pod.nominated_node_name
+        kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING, world.gates) else pod.nominated_node_name
         bound = pod.with_(node_name=chosen, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
         world = _set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
         return wake(world, pod_bound(bound))
@@ -203,16 +204,32 @@ def _drain(world: World, check_order: bool = True) -> World:
 
 
 def _order_decided(world: World, order: list[str], after: World) -> World:
-    """Woken together by one event: would the other order among equal priorities differ?"""
+    """Woken together by one event: would another order the queue may pop them in differ?
+
+    Two orders are possible besides the model's: equal priorities the other way round (the
+    queue orders them by when each was last parked), and pods that failed before popped last
+    in reverse (how long each still backs off depends on how often it was retried, and on a
+    cluster shared with other work, other scenarios' events retry it any number of times)."""
     priority = {k: world.state.pod_keyed(k).priority for k in order}
     swapped = [k for _, same in groupby(order, key=priority.get) for k in reversed(list(same))]
-    if swapped == order:
-        return after
-    if view(_drain(_try_each(world, swapped), check_order=False)) == view(_drain(after, check_order=False)):
-        return after
-    tied = sorted(k for k in order if sum(priority[o] == priority[k] for o in order) > 1)
-    return replace(after, order_decided=after.order_decided + (
-        f"[{world.now.isoformat(timespec='seconds')}] the queue order among {', '.join(tied)} decided",))
+    failed = dict(world.failures)
+    delayed = [k for k in order if not failed.get(k)] + [k for k in reversed(order) if failed.get(k)]
+    settled = None
+    for other, why in ((swapped, "tied"), (delayed, "backoff")):
+        if other == order:
+            continue
+        settled = settled or view(_drain(after, check_order=False))
+        if view(_drain(_try_each(world, other), check_order=False)) == settled:
+            continue
+        when = world.now.isoformat(timespec="seconds")
+        if why == "tied":
+            tied = sorted(k for k in order if sum(priority[o] == priority[k] for o in order) > 1)
+            text = f"[{when}] the queue order among {', '.join(tied)} decided"
+        else:
+            text = (f"[{when}] the queue order among {', '.join(order)} decided: how long each still backed off "
+                    "(other scenarios' events retry parked pods)")
+        return replace(after, order_decided=after.order_decided + (text,))
+    return after
 
 
 def _try_each(world: World, order: list[str]) -> World:
@@ -327,8 +344,8 @@ def branches(before: World, step, limit: int = 16) -> list[World]:
     return done
 
 
-def start(state: ClusterState, build: str, now: datetime, release: str = DEFAULT_RELEASE) -> World:
-    return World(state, now, build, release=release)
+def start(state: ClusterState, build: str, now: datetime, release: str = DEFAULT_RELEASE, gates: Gates = ()) -> World:
+    return World(state, now, build, release=release, gates=gates)
 
 
 @dataclass(frozen=True)

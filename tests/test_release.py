@@ -74,3 +74,17 @@ def test_a_bad_release_range_names_the_field(tmp_path):
     f.write_text(bad)
     with pytest.raises(ScenarioError, match=r"releases.*not a release range"):
         load(f)
+
+
+def test_a_switch_with_a_gate_follows_the_gate_where_one_is_set():
+    """NOMINATION_CLEARED_ON_BINDING is the gate ClearingNominatedNodeNameAfterBinding, read by the
+    API server (pkg/registry/core/pod/storage BindingREST): off, 1.35 keeps the nomination; on, 1.34 clears it."""
+    from reference.release import NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME, has
+
+    off = (("", "ClearingNominatedNodeNameAfterBinding", False),)
+    assert has("1.35", NOMINATION_CLEARED_ON_BINDING) and not has("1.35", NOMINATION_CLEARED_ON_BINDING, off)
+    assert has("1.34", NOMINATION_CLEARED_ON_BINDING, (("kube-apiserver", "ClearingNominatedNodeNameAfterBinding", True),))
+    # Given to another component than the one that reads it, a gate changes nothing.
+    assert has("1.35", NOMINATION_CLEARED_ON_BINDING, (("kube-scheduler", "ClearingNominatedNodeNameAfterBinding", False),))
+    # A switch without a gate of its own ignores gates.
+    assert has("1.35", ONE_PREEMPTION_AT_A_TIME, off)

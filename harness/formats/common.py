@@ -141,8 +141,9 @@ def read_mapping(path: Path) -> dict:
 
 def kind_of(raw: dict) -> str:
     """The kind of scenario a file's mapping describes: a Karmada scenario places apps on member
-    clusters (``members:``, and may set karmada-scheduler's ``gates:``); a pod scenario, pods on nodes."""
-    return KARMADA if "members" in raw or "gates" in raw else PODS
+    clusters (``members:``, and may set karmada-scheduler's ``gates:``); a pod scenario, pods on
+    nodes (``nodes:``; its ``gates:`` are its cluster's)."""
+    return KARMADA if "members" in raw or ("gates" in raw and "nodes" not in raw) else PODS
 
 
 def kind_of_file(path: Path) -> str:

@@ -63,12 +63,12 @@ class Batch:
         # A scenario specified for another build is still run, against its own
         # semantics, so the report shows what this build lacks.
         build, release = s.semantics(self.build, self.release)
+        cluster = cluster or self.local
+        settings = cluster.options.gates if cluster is not None else gates.Settings()
         r = ScenarioRun(kubeconfig, s, build, self.run_id,
                         self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release,
-                        timelines=self.timelines)
-        cluster = cluster or self.local
-        if cluster is not None:
-            r.result.gates = cluster.options.gates.describe()
+                        timelines=self.timelines, gates=settings.gates)
+        r.result.gates = settings.describe()
         with self._lock:
             self._runs.append(r)
             if self._stopped:

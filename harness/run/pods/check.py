@@ -105,7 +105,8 @@ def displaced(log: PodLog) -> frozenset[str]:
     return frozenset(out)
 
 
-def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, release: str) -> World:
+def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, release: str,
+                  gates: tuple = ()) -> World:
     """The cluster as the model sees it, with the real times."""
     names = act.names
     classes = []
@@ -160,7 +161,8 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
     rejectors = tuple((key, filter_nodes(state, state.pod_keyed(key))[2]) for key, _ in parked)
     return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
-                 rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names))
+                 rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names),
+                 gates=tuple(gates))
 
 
 @dataclass(frozen=True)

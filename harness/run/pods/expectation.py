@@ -63,11 +63,13 @@ def _change_class(world: World, pc, validate) -> World:
     return replace(world, state=world.state.with_class(pc))
 
 
-def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str = DEFAULT_RELEASE) -> list[World]:
+def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str = DEFAULT_RELEASE,
+             gates: tuple = ()) -> list[World]:
+    """``gates``: the run's own (harness.gates.Settings.gates); the scenario's come on top."""
     """The model's world after the set-up and after each step."""
     state = initial_state(scenario, now)
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in scenario.pdbs))
-    worlds = [sched.start(state, build, now, release)]
+    worlds = [sched.start(state, build, now, release, tuple(gates) + scenario.cluster_settings().gates)]
     for i, step in enumerate(scenario.steps):
         try:
             worlds.append(apply_step(worlds[-1], step))

@@ -51,13 +51,15 @@ class ScenarioRun:
     def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
                  artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
                  nodes: NodeSource | None = None, copy: int = 0, release: str = DEFAULT_RELEASE,
-                 timelines: bool = False):
+                 timelines: bool = False, gates: tuple = ()):
         """``build`` names the semantics the model predicts, of Kubernetes ``release``; ``label``
         the build actually running; ``copy`` tells apart copies of one scenario run side by side
         (--repeat); ``timelines`` keeps a passing run's timeline too (a failing one's always is)."""
         self.kube = Kube(kubeconfig)
         self.s = scenario
         self.build, self.run_id, self.release, self.copy = build, run_id, release, copy
+        # The feature gates its cluster runs with (harness.gates.Settings.gates), the run's and its own.
+        self.gates = tuple(gates)
         self.label = label or build
         self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         self.nodes = nodes or KwokNodes()
@@ -126,7 +128,7 @@ class ScenarioRun:
     def do_step(self, i: int, step: Step) -> StepRecord:
         assert self.history is not None
         started = time.time()
-        before = check.observe_world(self.history, self.act, self.s, self.build, self.release)
+        before = check.observe_world(self.history, self.act, self.s, self.build, self.release, self.gates)
         # Where the scheduler may choose, each choice is a world of its own.
         worlds = sched.branches(before, lambda w: apply_step(w, step))
         quiet = QUIET
