@@ -135,6 +135,7 @@ class ScenarioPage:
     steps: tuple[StepView, ...]
     predictions: tuple[Prediction, ...]
     verdicts: tuple[Verdict, ...] = ()
+    needs: str = ""  # what its cluster must have: feature gates, API versions, real kubelets
 
     @property
     def page(self) -> str:
@@ -266,7 +267,14 @@ def scenario_page(path: Path, s: catalogue.AnyScenario, verdicts: list[Verdict] 
     except ValueError:
         source = str(path)
     return ScenarioPage(s.id, kind, s.title, s.spec, areas, source, path.read_text(), applies, applies_to, setup,
-                        steps, predictions, tuple(verdicts or ()))
+                        steps, predictions, tuple(verdicts or ()), "" if kind == KARMADA else needs_of(s))
+
+
+def needs_of(s: pods.Scenario) -> str:
+    bits = [s.cluster_settings().describe()] if s.cluster_settings() else []
+    if s.needs_kubelet:
+        bits.append("real kubelets (--cluster kind): node pressure")
+    return "; ".join(bits)
 
 
 def load(sources: list[Path] | None = None) -> list[tuple[Path, catalogue.AnyScenario]]:
