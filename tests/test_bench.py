@@ -48,7 +48,8 @@ def test_phase_percentiles_skip_preemptions_that_did_not_reach_a_phase():
     got = measure.phase_percentiles(ts)
     assert got["bound"]["p50"] == 2.0
     assert got["nominated"] == {"p50": 0.01, "p90": 0.01, "p99": 0.01}
-    assert set(got) == {"nominated", "victims_deleting", "victims_gone", "bound"}
+    assert got["gone_to_bound"]["p50"] == pytest.approx(0.9)  # (1.0 - 1.1, 3.0 - 1.1): median 0.9
+    assert set(got) == {"nominated", "victims_deleting", "victims_gone", "bound", "gone_to_bound"}
 
 
 # -- reading the history ------------------------------------------------------------------
@@ -210,7 +211,7 @@ def test_the_scheduler_metrics_over_a_wave_are_the_difference_of_two_scrapes():
     after = metrics.parse(exposition(60, pf_sum=0.12, sli_sum=120.0))
     s = metrics.summary(metrics.delta(before, after))
     assert s["preemption_attempts"] == 50
-    assert s["victims"]["count"] == 50 and s["victims"]["mean"] == 1.0
+    assert s["victims"] == {"count": 50, "mean": 1.0}
     pf = s["postfilter_seconds"]  # the Filter series is another extension point: not counted
     assert pf["count"] == 50 and pf["mean"] == pytest.approx(0.002)
     assert pf["p50"] == pytest.approx(0.002) and pf["p99"] == pytest.approx(0.00396)
@@ -242,7 +243,8 @@ def row(target="upstream@1.35", nodes=100, problems_=(), bound=(1.1, 1.2, 1.5)):
             "phases": {"nominated": {"p50": 0.012, "p90": 0.02, "p99": 0.031},
                        "victims_deleting": {"p50": 0.015, "p90": 0.025, "p99": 0.035},
                        "victims_gone": {"p50": 1.0, "p90": 1.1, "p99": 1.2},
-                       "bound": dict(zip(("p50", "p90", "p99"), bound))},
+                       "bound": dict(zip(("p50", "p90", "p99"), bound)),
+                       "gone_to_bound": {"p50": 0.002, "p90": 0.004, "p99": None}},
             "bind_lag_median": 0.004,
             "scheduler": metrics.summary(metrics.delta(metrics.parse(exposition(0)),
                                                        metrics.parse(exposition(5, 0.01, 6.0))))}
@@ -252,7 +254,7 @@ def test_the_table_gives_each_wave_its_outcome_and_phases_in_ms():
     lines = report.table([row(), row(nodes=1000, problems_=["h1 was bound before ..."])])
     assert lines[0].split()[:5] == ["target", "nodes", "M", "outcome", "preempt/s"]
     assert lines[2].split() == ["upstream@1.35", "100", "5", "ok", "3.3", "12/20/31", "15/25/35",
-                                "1000/1100/1200", "1100/1200/1500", "4"]
+                                "1000/1100/1200", "1100/1200/1500", "2/4/-", "4"]
     assert lines[3].split()[3] == "WRONG"
     assert report.problem_lines([row(nodes=1000, problems_=["x"])]) == ["[upstream@1.35 at 1000 nodes] x"]
 

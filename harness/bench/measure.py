@@ -30,6 +30,7 @@ from harness.run.pods.history import PodLog, Version
 from harness.run.pods.timings import PreemptionTiming, preemptions
 
 PHASES = ("nominated", "victims_deleting", "victims_gone", "bound")
+GONE_TO_BOUND = "gone_to_bound"
 QUANTILES = (50, 90, 99)
 
 
@@ -50,9 +51,14 @@ def percentiles(values: Iterable[float]) -> dict[str, float | None]:
 
 
 def phase_percentiles(timings: Iterable[PreemptionTiming]) -> dict[str, dict[str, float | None]]:
-    """Per phase, p50/p90/p99 over the preemptions that reached it (seconds from creation)."""
+    """Per phase, p50/p90/p99 over the preemptions that reached it (seconds from creation); and
+    ``gone_to_bound``, from the last victim gone to the binding: the scheduler's reaction to the
+    freed slot, without the victims' grace period (whose end kwok rounds to the server's whole second)."""
     timings = list(timings)
-    return {ph: percentiles(getattr(t, ph) for t in timings if getattr(t, ph) is not None) for ph in PHASES}
+    out = {ph: percentiles(getattr(t, ph) for t in timings if getattr(t, ph) is not None) for ph in PHASES}
+    out[GONE_TO_BOUND] = percentiles(round(t.bound - t.victims_gone, 3) for t in timings
+                                     if t.bound is not None and t.victims_gone is not None)
+    return out
 
 
 def throughput(created: Sequence[float], bound: Sequence[float | None]) -> float | None:

@@ -126,10 +126,16 @@ def summary(snap: Snapshot) -> dict:
     sli_name = next((n for n in SLI if total(snap, f"{n}_count") is not None), None)
     return {
         "preemption_attempts": None if attempts is None else int(attempts),
-        "victims": histogram(snap, VICTIMS),
+        "victims": _counts(histogram(snap, VICTIMS)),
         "postfilter_seconds": histogram(snap, EXTENSION, extension_point="PostFilter"),
         "attempt_seconds": histogram(snap, ATTEMPT_DURATION),
         "sli_seconds": histogram(snap, sli_name) if sli_name else None,
         "sli_metric": sli_name,
         "preemption_goroutine_seconds": histogram(snap, GOROUTINES),
     }
+
+
+def _counts(h: dict | None) -> dict | None:
+    """A histogram of whole numbers (victims per preemption): its count and mean; interpolated
+    quantiles inside buckets of whole numbers would mean nothing."""
+    return None if h is None else {"count": h["count"], "mean": h["mean"]}

@@ -13,7 +13,7 @@ from pathlib import Path
 JSON_FILE = "preemption.json"
 PLOT_FILE = "preemption.png"
 PHASE_HEADS = (("nominated", "nominated"), ("victims_deleting", "deleting"), ("victims_gone", "gone"),
-               ("bound", "bound"))
+               ("bound", "bound"), ("gone_to_bound", "gone→bound"))
 
 
 def ms(seconds: float | None) -> str:
