@@ -233,10 +233,14 @@ def scenario_of(testcase: ET.Element) -> str:
     return scenario
 
 
+STOPPED_BY_X = "-x stopped the batch"  # conformance.plugin.verdicts' skip reason for a stopped scenario
+
+
 def tally(report: ET.Element, run: Run) -> Run:
     """A JUnit report's verdicts into ``run``: a failure that shows a difference from the model
     (or an error of the kit) is a kill; one a named scheduler fault failed (its report says so,
     result.FAULT_ONLY) is not, whatever differences it shows beside the fault."""
+    stopped = 0
     for tc in report.iter("testcase"):
         bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
         if bad is not None:
@@ -244,6 +248,12 @@ def tally(report: ET.Element, run: Run) -> Run:
             (run.faults if FAULT_ONLY in text else run.failed).append(scenario_of(tc))
         elif tc.find("skipped") is None:
             run.passed += 1
+        elif STOPPED_BY_X in (tc.find("skipped").get("message") or ""):
+            stopped += 1
+    if stopped and not run.failed and not run.faults and not run.error:
+        # -x stopped the batch at a result no test reported as failed: the catalogue was not run,
+        # so "survived" would be a claim about scenarios never asked.
+        run.error = f"{stopped} scenarios stopped by -x with no failing test: the run is void"
     return run
 
 

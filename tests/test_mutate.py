@@ -118,3 +118,17 @@ def test_a_report_says_when_only_a_named_fault_failed_it():
     differs = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [Mismatch("p", "phase", "running", "pending")],
                                                [], [], [])])
     assert not differs.fault_only and FAULT_ONLY not in differs.report()
+
+
+def test_a_batch_stopped_with_no_failing_test_is_no_survival():
+    """A kill matrix once said 'survived' for mutants whose batch -x stopped at a scenario that no
+    test reported as failed (a node-pressure scenario run on kwok nodes): the catalogue was never run."""
+    root = ET.fromstring(
+        '<testsuites><testsuite>'
+        '<testcase name="test_scenario[plugins-preempt-basic]"><skipped message="not run to the end: -x stopped '
+        'the batch at another scenario\'s failure"/></testcase>'
+        '<testcase name="test_scenario[plugins-eviction-x]"><skipped message="node pressure needs real kubelets"/></testcase>'
+        '<testcase name="test_smoke"/>'
+        '</testsuite></testsuites>')
+    run = mutate.tally(root, mutate.Run("m", "plugins"))
+    assert not run.killed and "stopped by -x with no failing test" in run.error

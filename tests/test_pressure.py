@@ -133,3 +133,50 @@ def test_the_threshold_comes_from_kind_config():
 def test_all_pods_together_write_no_more_than_a_node_holds(tmp_path):
     extra = "  - expect: {running: {b: n1}}\n"
     assert "writes: the scenario's pods write 1600Mi in all" in error_of(tmp_path, a="1300Mi", extra=extra)
+
+
+def test_a_batch_on_kwok_nodes_reports_node_pressure_as_not_run_and_runs_the_rest(tmp_path, monkeypatch):
+    """Run on kwok nodes a pressure scenario could only error, and with -x that error would stop
+    every other scenario of the batch (seen in a kill matrix: mutants 'survived' a stopped batch)."""
+    from types import SimpleNamespace
+
+    from harness.run import batch as batch_module
+    from harness.run.pods.nodes import KwokNodes, RealNodes
+    from harness.run.verdict import Verdict, verdict
+
+    pressure_scenario = scenario(tmp_path, "needs-kubelet")
+    plain = load_plain(tmp_path)
+    ran = []
+
+    class FakeRun:
+        def __init__(self, s):
+            self.s = s
+            self.result = SimpleNamespace(gates="")
+            self.cancel = SimpleNamespace(set=lambda: None)
+
+        def run(self):
+            from harness.run.pods.result import Result
+            ran.append(self.s.id)
+            return Result(self.s, "upstream")
+
+    b = batch_module.Batch([pressure_scenario, plain], kube=SimpleNamespace(kubeconfig=tmp_path / "kc"), local=None,
+                           build="upstream", run_id="r", nodes=KwokNodes(), stop_at_first_failure=True, release="1.35")
+    monkeypatch.setattr(b, "_run", lambda kubeconfig, s, copy, log, cluster=None: FakeRun(s))
+    b.run()
+    assert ran == [plain.id]
+    result = b.results[pressure_scenario.id, 0]
+    assert "needs real kubelets" in result.unmet and verdict(result, "upstream", "1.35") is Verdict.UNMET
+    assert RealNodes([]).kubelets and not KwokNodes().kubelets
+
+
+def load_plain(tmp_path):
+    path = tmp_path / "plain.yaml"
+    path.write_text(textwrap.dedent("""
+        id: plain
+        title: t
+        spec: s
+        areas: [preemption]
+        nodes: [{name: n1}]
+        steps: [{wait: 1s}]
+    """))
+    return load(path)

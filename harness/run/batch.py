@@ -102,17 +102,24 @@ class Batch:
         if self.stop_at_first_failure and failed(result, self.build, self.release):
             self.cancel()  # -x: the verdict is in; the others' results are not needed
 
+    def unmet(self, s: Scenario) -> str:
+        if s.needs_kubelet and not self.nodes.kubelets:
+            return "node pressure needs real kubelets, which kwok nodes are not: run it with --cluster kind"
+        if s.cluster_settings() and self.alone_cluster is None:
+            # Gates are set only on clusters the kit starts.
+            return f"it needs {s.cluster_settings().describe()}, which the kit sets only on the local clusters it starts"
+        return ""
+
     def run(self) -> None:
         started = time.monotonic()
         log = self.local.log_path("kube-scheduler") if self.local else None
         items = sorted(((s, c) for s in self.selected for c in range(self.copies)), key=lambda sc: -sc[0].least_seconds())
-        if self.alone_cluster is None:
-            # Gates are set only on clusters the kit starts: a scenario needing some is not run here.
-            for s, c in items:
-                if s.cluster_settings():
-                    self._done(Result(s, self.build, unmet=f"it needs {s.cluster_settings().describe()}, which the "
-                                                           "kit sets only on the local clusters it starts"), c)
-            items = [(s, c) for s, c in items if not s.cluster_settings()]
+        # What this batch cannot give a scenario is reported as not run, never run to fail (which,
+        # with -x, would stop every other scenario of the batch).
+        for s, c in items:
+            if self.unmet(s):
+                self._done(Result(s, self.build, unmet=self.unmet(s)), c)
+        items = [(s, c) for s, c in items if not self.unmet(s)]
         quiet = {s.id for s in self.selected if why_alone(s, self.build, self.release)}
         together = [(s, c) for s, c in items if s.id not in quiet]
         alone = [(s, c) for s, c in items if s.id in quiet]

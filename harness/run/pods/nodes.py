@@ -16,6 +16,7 @@ class NodeSource:
     """Where a scenario's nodes come from, and the image their pods run."""
 
     image = PAUSE_IMAGE
+    kubelets = False  # whether a real kubelet runs the pods (node pressure needs one)
 
     def claim(self, kube: Kube, name: str, slots: int, run_id: str, labels: dict, taints: list) -> str: ...
 
@@ -45,6 +46,7 @@ class RealNodes(NodeSource):
     """
 
     image = HOLDOUT_IMAGE  # a real kubelet runs it: it must outlast SIGTERM, as kwok's pods do
+    kubelets = True
 
     def __init__(self, names: list[str]):
         self.free: queue.Queue[str] = queue.Queue()
