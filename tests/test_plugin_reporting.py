@@ -77,3 +77,23 @@ def test_a_run_writes_report_html_linking_each_scenario_s_page_and_timeline(pyte
     assert "the cluster preempted nothing" in html and "v-FAIL" in html
     page = (pytester.path / "artifacts" / "site" / "scenarios" / "preempt-basic.html").read_text()
     assert "plugins: FAIL" in page  # the site beside the report carries this run's verdicts
+
+
+def test_a_real_kubelet_scenario_test_reports_its_own_scenario_s_duration():
+    """JUnit's time of a scenario test is its scenario's; the real-kubelet tests said 0.0 s."""
+    from types import SimpleNamespace
+
+    from conformance.plugin.reporting import pytest_runtest_makereport
+
+    scenario = SimpleNamespace(id="eviction-x")
+    batch = SimpleNamespace(results={("eviction-x", 0): SimpleNamespace(seconds=31.5)})
+    item = SimpleNamespace(callspec=SimpleNamespace(params={"real_scenario": scenario, "build": "plugins"}),
+                           funcargs={"real_batch": batch}, config=SimpleNamespace(stash={}), nodeid="t")
+    report = SimpleNamespace(when="call", duration=0.0)
+    hook = pytest_runtest_makereport(item, None)
+    next(hook)
+    try:
+        hook.send(SimpleNamespace(get_result=lambda: report))
+    except StopIteration:
+        pass
+    assert report.duration == 31.5

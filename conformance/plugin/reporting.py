@@ -24,13 +24,15 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     report = outcome.get_result()
     params = getattr(getattr(item, "callspec", None), "params", {})
     remember(item, report, params)
-    if "scenario" not in params:
+    # Pods on kwok nodes (``scenario``, whose batch is ``batch``) or on real kubelets (``real_batch``).
+    param = next((p for p in ("scenario", "real_scenario") if p in params), None)
+    if param is None:
         return
     if report.when == "setup":
         report.duration = 0.0  # the batch of every scenario runs inside the first one's setup
     elif report.when == "call":
-        batch = item.funcargs.get("batch")
-        result = batch.results.get((params["scenario"].id, params.get("copy", 0))) if batch is not None else None
+        batch = item.funcargs.get("batch" if param == "scenario" else "real_batch")
+        result = batch.results.get((params[param].id, params.get("copy", 0))) if batch is not None else None
         if result is not None:
             report.duration = result.seconds
 
