@@ -24,7 +24,7 @@ from harness.bench.workload import NAMESPACE, Workload, fill_timeout, report_pro
 from harness.build import toolchain
 from harness.clusters.local import ClusterOptions, LocalCluster
 from harness.errors import KitError
-from harness.host import lifecycle
+from harness.host import console, lifecycle
 from harness.host.console import log
 from harness.kube import Kube
 from harness.run.pods.history import PodHistory
@@ -174,38 +174,35 @@ def run_target(target: str, node_counts: list[int], m: int, grace: int) -> list[
 def main(argv: list[str] | None = None) -> int:
     lifecycle.install_signal_handlers()
     args = parser().parse_args(argv)
+    return console.exit_code(lambda: run(args, argv))
+
+
+def run(args: argparse.Namespace, argv: list[str] | None) -> int:
+    node_counts = sizes(args.nodes)
+    if args.preemptors < 1 or args.preemptors > node_counts[0]:
+        raise KitError(f"--preemptors: between 1 and the smallest cluster's {node_counts[0]} nodes "
+                       f"(each preemptor takes one node's slot; got {args.preemptors})")
+    if args.grace < 0:
+        raise KitError("--grace: seconds, 0 or more")
+    chosen = targets(args)
+    started = time.time()
+    rows = [row for t in chosen for row in run_target(t, node_counts, args.preemptors, args.grace)]
+    meta = {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": " ".join(["./kit", "bench", "preemption", *(argv if argv is not None else sys.argv[1:])]),
+            "wall_seconds": round(time.time() - started, 1),
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
+            "grace_seconds": args.grace, "targets": chosen, "nodes": node_counts, "preemptors": args.preemptors}
+    print()
+    print("\n".join(report.table(rows)))
+    print()
+    print("the scheduler's own metrics over each wave:")
+    print("\n".join(report.scheduler_table(rows)))
+    for line in report.problem_lines(rows):
+        print(line)
+    print(f"\nJSON: {report.write_json(rows, args.out, meta)}")
     try:
-        node_counts = sizes(args.nodes)
-        if args.preemptors < 1 or args.preemptors > node_counts[0]:
-            raise KitError(f"--preemptors: between 1 and the smallest cluster's {node_counts[0]} nodes "
-                           f"(each preemptor takes one node's slot; got {args.preemptors})")
-        if args.grace < 0:
-            raise KitError("--grace: seconds, 0 or more")
-        chosen = targets(args)
-        started = time.time()
-        rows = [row for t in chosen for row in run_target(t, node_counts, args.preemptors, args.grace)]
-        meta = {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "command": " ".join(["./kit", "bench", "preemption", *(argv if argv is not None else sys.argv[1:])]),
-                "wall_seconds": round(time.time() - started, 1),
-                "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
-                "grace_seconds": args.grace, "targets": chosen, "nodes": node_counts, "preemptors": args.preemptors}
-        print()
-        print("\n".join(report.table(rows)))
-        print()
-        print("the scheduler's own metrics over each wave:")
-        print("\n".join(report.scheduler_table(rows)))
-        for line in report.problem_lines(rows):
-            print(line)
-        print(f"\nJSON: {report.write_json(rows, args.out, meta)}")
-        try:
-            print(f"plot: {report.plot(rows, args.out)}")
-        except Exception as e:  # the figures stand without the picture
-            print(f"plot not drawn: {type(e).__name__}: {e}")
-        return 0 if all(report.outcome(r) == "ok" for r in rows) else 1
-    except KitError as e:
-        print(f"priority-conformance: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("priority-conformance: interrupted; everything started was stopped", file=sys.stderr)
-        return 130
+        print(f"plot: {report.plot(rows, args.out)}")
+    except Exception as e:  # the figures stand without the picture
+        print(f"plot not drawn: {type(e).__name__}: {e}")
+    return 0 if all(report.outcome(r) == "ok" for r in rows) else 1

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from harness.cli import build, cluster, explore, mutants, shards, site, spec
-from harness.errors import KitError
+from harness.host import console
 
 # One module per command group, each adding its own subcommands; the order is the help's.
 GROUPS = (cluster, build, spec, site, mutants, explore, shards)
@@ -37,13 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     install_signal_handlers()
     args = parser().parse_args(argv)
     try:
-        return args.func(args)
-    except KitError as e:
-        print(f"priority-conformance: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("priority-conformance: interrupted; everything started was stopped", file=sys.stderr)
-        return 130
+        return console.exit_code(lambda: args.func(args))
     except BrokenPipeError:
         # The reader went away (`| head`): the rest of the output is not wanted.
         sys.stderr.close()
