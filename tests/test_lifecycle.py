@@ -166,3 +166,13 @@ def test_pause_wakes_when_a_stop_is_requested(monkeypatch):
     with pytest.raises(lifecycle.StopRequested):
         lifecycle.pause(30)
     assert time.monotonic() - started < 5
+
+
+def test_a_watchdog_that_cannot_start_leaves_no_work_folder(tmp_path, monkeypatch):
+    workdir = tmp_path / (lifecycle.WORKDIR_PREFIX + "x")
+    workdir.mkdir()
+    lifecycle.write_owner(workdir)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    with pytest.raises(lifecycle.KitError, match="cleanup watchdog"):
+        lifecycle.start_watchdog(workdir)
+    assert not workdir.exists()

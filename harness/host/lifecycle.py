@@ -28,6 +28,7 @@ from harness import REPO
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +36,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from harness.errors import KitError
 
 WORKDIR_PREFIX = "priority-conformance-"
 OWNER_FILE = "owner.json"
@@ -230,8 +233,6 @@ def run_teardown(workdir: Path) -> None:
 
 def reap(workdir: Path) -> None:
     """Stop everything that names ``workdir``, run its teardown commands, and remove it."""
-    import shutil
-
     quiet_rounds = 0
     deadline = time.monotonic() + 60
     while quiet_rounds < 2 and time.monotonic() < deadline:
@@ -258,10 +259,21 @@ def reap_orphans(base: Path | None = None) -> list[Path]:
 
 
 def start_watchdog(workdir: Path) -> subprocess.Popen:
-    """A process that outlives the kit just long enough to clean up after it."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "harness.host.watchdog", str(os.getpid()), str(workdir)],
-        cwd=REPO,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,  # a signal to the kit's process group must not take it too
-    )
+    """A process that outlives the kit just long enough to clean up after it.
+
+    If it cannot start, the work folder (only owner.json by then) goes at once and the error
+    names what failed: nothing of the cluster exists yet to clean up."""
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "harness.host.watchdog", str(os.getpid()), str(workdir)],
+            cwd=REPO,
+            # An environment of its own, built before the fork: with env=None the child execs with
+            # the process's live `environ`, and one release-matrix run saw that exec fail with
+            # EFAULT ("Bad address") while other threads were starting clusters.
+            env=dict(os.environ),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a signal to the kit's process group must not take it too
+        )
+    except OSError as e:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise KitError(f"could not start the cleanup watchdog ({sys.executable} -m harness.host.watchdog): {e}") from None
