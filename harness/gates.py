@@ -24,6 +24,18 @@ _API = re.compile(r"^[a-z0-9.-]+/v\d+(?:(?:alpha|beta)\d+)?(?:=(?:true|false))?$
 _HELP_LINE = re.compile(r"kube:(?P<gate>\w+)=true\|false \((?P<stage>[A-Z]+) - default=(?P<default>true|false)\)")
 
 
+# API versions a gate's components cannot work without, per release: the scheduler with
+# GenericWorkload on watches Workloads and PodGroups and waits for them forever when the API
+# server does not serve them (nothing is scheduled). The version moved each release
+# (docs/research/feature-gates.md section 3: pkg/registry/scheduling/rest/storage_scheduling.go
+# and the scheduler's informers in eventhandlers.go), so a scenario says the gate and the kit adds
+# the release's --runtime-config entry.
+SERVES: dict[str, dict[str, str]] = {
+    "GenericWorkload": {"1.35": "scheduling.k8s.io/v1alpha1", "1.36": "scheduling.k8s.io/v1alpha2",
+                        "1.37": "scheduling.k8s.io/v1beta1", "1.38": "scheduling.k8s.io/v1beta1"},
+}
+
+
 class Unavailable(KitError):
     """A gate the release's binaries do not offer: what needs it cannot run there."""
 
@@ -70,6 +82,12 @@ class Settings:
         if self.runtime_config:
             out.setdefault("kube-apiserver", {})["runtime-config"] = ",".join(self.runtime_config)
         return out
+
+    def at(self, release: str) -> Settings:
+        """These settings with the API versions their gates need on ``release`` (``SERVES``)."""
+        on = {gate for gate, value in self.for_component("kube-apiserver").items() if value}
+        needed = tuple(SERVES[g][release] for g in sorted(on) if release in SERVES.get(g, {}))
+        return Settings(self.gates, tuple(dict.fromkeys(self.runtime_config + needed)))
 
     def describe(self) -> str:
         """One line for run headers and failure reports ("" when nothing is set)."""
@@ -124,4 +142,4 @@ def missing(settings: Settings, binaries: dict[str, Path]) -> list[str]:
     return [f"{gate} ({', '.join(cs)})" for gate, cs in lacking.items()]
 
 
-__all__ = ["COMPONENTS", "Gate", "Settings", "Unavailable", "parse", "offered", "missing"]
+__all__ = ["COMPONENTS", "SERVES", "Gate", "Settings", "Unavailable", "parse", "offered", "missing"]

@@ -66,3 +66,15 @@ def test_a_binary_offers_the_gates_its_help_lists(tmp_path):
 def test_a_binary_without_gates_is_a_clear_error(tmp_path):
     with pytest.raises(KitError, match="lists no feature gates"):
         gates.offered(fake_binary(tmp_path, "usage: nothing\n"))
+
+
+def test_a_gate_brings_the_api_versions_its_release_needs():
+    # The scheduler with GenericWorkload on waits forever for PodGroups the API server does not serve.
+    on = gates.parse("GenericWorkload=true")
+    assert on.at("1.36").runtime_config == ("scheduling.k8s.io/v1alpha2",)
+    assert on.at("1.37").runtime_config == ("scheduling.k8s.io/v1beta1",)
+    assert on.at("1.34").runtime_config == ()  # no such gate there: the run reports it unmet instead
+    assert gates.parse("GenericWorkload=false").at("1.37").runtime_config == ()
+    assert gates.parse("kube-scheduler:GenericWorkload=true").at("1.37").runtime_config == ()
+    given = gates.parse("GenericWorkload=true", "scheduling.k8s.io/v1beta1").at("1.37")
+    assert given.runtime_config == ("scheduling.k8s.io/v1beta1",)

@@ -200,7 +200,7 @@ class LocalCluster:
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
                               self.options.scheduler_verbosity, self.options.release, self.options.disable,
-                              with_pki(with_gates(self.options.extra_args, self.options.gates), self.cluster_dir / "pki"))
+                              with_pki(with_gates(self.options.extra_args, self.options.gates.at(self.options.release)), self.cluster_dir / "pki"))
         self._kwokctl.create(conf, timeout=self.options.ready_timeout + 30)
         self.kubeconfig = self._kwokctl.kubeconfig(self.workdir / "kubeconfig.yaml")
 
