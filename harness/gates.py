@@ -35,6 +35,16 @@ SERVES: dict[str, dict[str, str]] = {
                         "1.37": "scheduling.k8s.io/v1beta1", "1.38": "scheduling.k8s.io/v1beta1"},
 }
 
+# Gates a release removed because another took over what they switched: from 1.37 the gang
+# plugin and pod-group preemption are built when GenericWorkload is on (feature-gates.md section
+# 3: default_plugins.go applyGangScheduling; DefaultPreemption New). A scenario written with the
+# 1.36 names then runs on 1.37 as intended; naming the gate there would fail ("unrecognized
+# feature gate"). The gate is dropped only where what took it over is set the same way.
+FOLDED: dict[str, dict[str, str]] = {
+    "1.37": {"GangScheduling": "GenericWorkload", "WorkloadAwarePreemption": "GenericWorkload"},
+    "1.38": {"GangScheduling": "GenericWorkload", "WorkloadAwarePreemption": "GenericWorkload"},
+}
+
 
 class Unavailable(KitError):
     """A gate the release's binaries do not offer: what needs it cannot run there."""
@@ -84,10 +94,15 @@ class Settings:
         return out
 
     def at(self, release: str) -> Settings:
-        """These settings with the API versions their gates need on ``release`` (``SERVES``)."""
-        on = {gate for gate, value in self.for_component("kube-apiserver").items() if value}
+        """These settings as ``release`` takes them: gates it folded into another (``FOLDED``) left out
+        where that one is set alike, and the API versions the gates need there added (``SERVES``)."""
+        folded = FOLDED.get(release, {})
+        kept = tuple((c, g, v) for c, g, v in self.gates
+                     if g not in folded or self.for_component(c or "kube-scheduler").get(folded[g]) != v)
+        settings = Settings(kept, self.runtime_config)
+        on = {gate for gate, value in settings.for_component("kube-apiserver").items() if value}
         needed = tuple(SERVES[g][release] for g in sorted(on) if release in SERVES.get(g, {}))
-        return Settings(self.gates, tuple(dict.fromkeys(self.runtime_config + needed)))
+        return Settings(kept, tuple(dict.fromkeys(self.runtime_config + needed)))
 
     def describe(self) -> str:
         """One line for run headers and failure reports ("" when nothing is set)."""
@@ -142,4 +157,4 @@ def missing(settings: Settings, binaries: dict[str, Path]) -> list[str]:
     return [f"{gate} ({', '.join(cs)})" for gate, cs in lacking.items()]
 
 
-__all__ = ["COMPONENTS", "SERVES", "Gate", "Settings", "Unavailable", "parse", "offered", "missing"]
+__all__ = ["COMPONENTS", "FOLDED", "SERVES", "Gate", "Settings", "Unavailable", "parse", "offered", "missing"]

@@ -153,7 +153,7 @@ class LocalCluster:
         started = time.monotonic()
         bins = binaries(self.options)
         self.timings["build"] = time.monotonic() - started
-        lacking = gates.missing(self.options.gates, {c: bins[c] for c in gates.COMPONENTS if c in bins})
+        lacking = gates.missing(self.options.gates.at(self.options.release), {c: bins[c] for c in gates.COMPONENTS if c in bins})
         if lacking:
             raise gates.Unavailable(f"Kubernetes {self.options.release} has no feature gate {', '.join(lacking)} "
                                     "(the component's --help lists the gates it offers)")
