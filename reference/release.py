@@ -15,7 +15,9 @@ from dataclasses import dataclass
 # builds run (harness.build.toolchain.default_release() checks the wrappers have it).
 DEFAULT_RELEASE = "1.35"
 # The releases whose scheduler code was read for the switches below (docs/research/releases-behaviour.md).
-RELEASES = ("1.34", "1.35", "1.36", "1.37")
+# 1.38 is a preview: Kubernetes v1.38.0-alpha.0, the only 1.38 tag served here (the kit's build of it
+# says so: harness.build.toolchain.prerelease); never the default.
+RELEASES = ("1.34", "1.35", "1.36", "1.37", "1.38")
 
 
 @dataclass(frozen=True)

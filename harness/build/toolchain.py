@@ -129,7 +129,7 @@ NODE_PACKAGES = ("k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kubeadm
 # --- versions, read from the wrapper go.mod files -------------------------
 
 _REQ = re.compile(r"^\s*(?:require\s+)?(\S+)\s+(v\S+)(?:\s*//.*)?$")
-_REPL = re.compile(r"^\s*(?:replace\s+)?(\S+)\s*=>\s*(\S+)\s+(v\S+)\s*$")
+_REPL = re.compile(r"^\s*(?:replace\s+)?(\S+)\s*=>\s*(\S+)\s+(v\S+)\s*(?://.*)?$")
 
 
 def module_versions(module: str) -> dict[str, str]:
@@ -158,6 +158,13 @@ def versions(release: str | None = None) -> dict[str, str]:
         out["scheduler-plugins"] = plugins["sigs.k8s.io/scheduler-plugins"]
         out["scheduler-plugins-kubernetes"] = plugins["k8s.io/kubernetes"]
     return out
+
+
+def prerelease(release: str) -> str:
+    """The Kubernetes version of a release the kit builds from a pre-release tag
+    ("v1.38.0-alpha.0"), or "" for a released one: a preview, never the default."""
+    version = module_versions(wrapper("kubernetes", release))["k8s.io/kubernetes"]
+    return version if "-" in version else ""
 
 
 def karmada_version() -> str:

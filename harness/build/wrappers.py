@@ -66,19 +66,39 @@ def _module_file(module: str, version: str, cwd: Path) -> str:
     return Path(path.group(1)).read_text()
 
 
-def staging_pins(k8s_version: str, cwd: Path) -> list[tuple[str, str]]:
-    """(module, version) for each staging module k8s.io/kubernetes at ``k8s_version`` replaces."""
+def _served(module: str, version: str, cwd: Path) -> bool:
+    try:
+        _go(["mod", "download", "-json", f"{module}@{version}"], cwd)
+    except KitError:
+        return False
+    return True
+
+
+def staging_pins(k8s_version: str, cwd: Path, fallback: str | None = None) -> list[tuple[str, str]]:
+    """(module, version) for each staging module k8s.io/kubernetes at ``k8s_version`` replaces.
+
+    A pre-release's staging modules are not all published (v1.38.0-alpha.0: cli-runtime,
+    kube-proxy, cri-streaming and the samples are refused by the proxy here). With ``fallback``
+    (the previous release's staging version) such a module is pinned to that one instead, and the
+    go.mod says which: the build is then the pre-release's Kubernetes with a few of the previous
+    release's libraries, which is what the kit can make, not what upstream tagged."""
     text = _module_file("k8s.io/kubernetes", k8s_version, cwd)
     staging_version = "v0." + k8s_version.lstrip("v").split(".", 1)[1]
-    return sorted((m.group(1), staging_version) for line in text.splitlines() if (m := _STAGING.match(line)))
+    modules = sorted(m.group(1) for line in text.splitlines() if (m := _STAGING.match(line)))
+    if not fallback:
+        return [(m, staging_version) for m in modules]
+    return [(m, staging_version if _served(m, staging_version, cwd) else fallback) for m in modules]
 
 
 def _replace_block(pins: list[tuple[str, str]], k8s_version: str) -> str:
-    lines = [f"\t{m} => {m} {v}" for m, v in pins] + [f"\tk8s.io/kubernetes => k8s.io/kubernetes {k8s_version}"]
+    staging_version = "v0." + k8s_version.lstrip("v").split(".", 1)[1]
+    lines = [f"\t{m} => {m} {v}" + ("" if v == staging_version else f" // {staging_version} is not served")
+             for m, v in pins] + [f"\tk8s.io/kubernetes => k8s.io/kubernetes {k8s_version}"]
     return "replace (\n" + "\n".join(sorted(lines)) + "\n)\n"
 
 
-def write_release(k8s_version: str, etcd_version: str, plugins_version: str | None = None) -> Path:
+def write_release(k8s_version: str, etcd_version: str, plugins_version: str | None = None,
+                  staging_fallback: str | None = None) -> Path:
     minor = ".".join(k8s_version.lstrip("v").split(".")[:2])
     root = GOMOD_DIR / minor
     if root.exists():
@@ -89,7 +109,7 @@ def write_release(k8s_version: str, etcd_version: str, plugins_version: str | No
         scratch.mkdir()
         outside = Path(tempfile.mkdtemp(prefix="add-release-"))  # no go.mod here for go to edit
         try:
-            pins = staging_pins(k8s_version, outside)
+            pins = staging_pins(k8s_version, outside, staging_fallback)
             go_directive = _GO.search(_module_file("k8s.io/kubernetes", k8s_version, outside)).group(1)
         finally:
             shutil.rmtree(outside, ignore_errors=True)

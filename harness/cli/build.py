@@ -23,6 +23,9 @@ def register(sub) -> None:
     ar.add_argument("--kubernetes", required=True, metavar="vX.Y.Z", help="k8s.io/kubernetes version")
     ar.add_argument("--etcd", required=True, metavar="vX.Y.Z", help="etcd server version (kubeadm's for the release)")
     ar.add_argument("--scheduler-plugins", metavar="VERSION", help="a scheduler-plugins release that builds on it")
+    ar.add_argument("--staging-fallback", metavar="v0.X.Y",
+                    help="for a pre-release: pin a staging module the proxy does not serve at the release's "
+                         "version to this one (the previous release's), noted in go.mod")
     ar.set_defaults(func=add_release)
 
 
@@ -55,6 +58,6 @@ def kind_image(args) -> int:
 def add_release(args) -> int:
     from harness.build import wrappers
 
-    root = wrappers.write_release(args.kubernetes, args.etcd, args.scheduler_plugins)
+    root = wrappers.write_release(args.kubernetes, args.etcd, args.scheduler_plugins, args.staging_fallback)
     print(f"wrote {root}; build it with: ./kit build --k8s-version {root.name}")
     return 0

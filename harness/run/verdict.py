@@ -56,4 +56,17 @@ def matrix_lines(targets: list[str], cells: dict[str, dict[str, str]], walls: di
         lines.append(" ".join([f"{sid:<{width}}"] + [f"{c:<{w}}" for c, w in zip(row, cols)]))
     lines.append(" ".join([f"{'wall time':<{width}}"] + [f"{walls.get(t, 0.0) / 60:.1f} min".ljust(w)
                                                           for t, w in zip(targets, cols)]))
-    return lines
+    return lines + _prerelease_notes(targets)
+
+
+def _prerelease_notes(targets: list[str]) -> list[str]:
+    """A line under the table for each column built from a pre-release tag: a preview, not a release."""
+    from harness.build import toolchain
+    from harness.targets import split_target
+
+    out = []
+    for release in dict.fromkeys(split_target(t)[1] for t in targets):
+        tag = toolchain.prerelease(release) if release and release in toolchain.releases() else ""
+        if tag:
+            out.append(f"pre-release: {release} is Kubernetes {tag} (a preview of the next release, not a release)")
+    return out
