@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .objects import PREEMPT_LOWER, ClusterState, Pod, PriorityClass
+from .objects import PREEMPT_LOWER, ClusterState, Pod, PodGroup, PriorityClass
 
 HIGHEST_USER_DEFINABLE = 1_000_000_000
 SYSTEM_PREFIX = "system-"
@@ -26,7 +26,7 @@ def system_class(name: str) -> PriorityClass | None:
 
 @dataclass(frozen=True)
 class Accepted:
-    obj: Pod | PriorityClass
+    obj: Pod | PriorityClass | PodGroup
     reason: str = ""
 
 
@@ -111,3 +111,18 @@ def admit_pod(
         )
     reason = f"priority {value} and policy {policy} from " + (f"class {name}" if name else "no class (no global default)")
     return Accepted(replace(pod, priority_class_name=name, priority=value, preemption_policy=policy), reason)
+
+
+def admit_pod_group(state: ClusterState, group: PodGroup) -> Decision:
+    """A new PodGroup's priority, resolved from its class on create as for a pod (admitPodGroup, with
+    workload-aware preemption on); the class must exist."""
+    if not group.priority_class_name:
+        d = default_class(state)
+        name, value, policy = (d.name, d.value, d.preemption_policy) if d else ("", 0, PREEMPT_LOWER)
+    else:
+        pc = state.class_named(group.priority_class_name) or system_class(group.priority_class_name)
+        if pc is None:
+            return Rejected(f"no PriorityClass with name {group.priority_class_name} was found", "spec.priorityClassName")
+        name, value, policy = pc.name, pc.value, pc.preemption_policy
+    reason = f"pod group priority {value} from " + (f"class {name}" if name else "no class (no global default)")
+    return Accepted(replace(group, priority_class_name=name, priority=value, preemption_policy=policy), reason)

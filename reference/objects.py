@@ -161,6 +161,8 @@ class Pod:
     queued_at: datetime | None = None
     # What the pod uses of each resource, as the kubelet's stats show it (the eviction ranking's input).
     usage: tuple[tuple[str, int], ...] = ()
+    # The PodGroup it belongs to (spec.schedulingGroup.podGroupName), in its namespace; "" for none.
+    group: str = ""
 
     @cached_property
     def key(self) -> str:
@@ -226,12 +228,44 @@ class PodDisruptionBudget:
         return max(healthy - self.min_available, 0)
 
 
+DisruptionMode = Literal["single", "all"]
+
+
+@dataclass(frozen=True)
+class PodGroup:
+    """A PodGroup (scheduling.k8s.io, 1.36+): pods scheduled, and preempted, as one unit.
+
+    ``min_count`` 0 is the basic policy (no gang); a gang binds none of its pods until
+    ``min_count`` of them fit at once. ``disruption`` "all" makes the group one victim (1.36
+    spells it disruptionMode PodGroup, 1.37 {all: {}}); "single" leaves each pod its own."""
+
+    name: str
+    namespace: str = "default"
+    min_count: int = 0
+    priority_class_name: str = ""
+    priority: int = 0  # stamped by admission from the class
+    preemption_policy: PreemptionPolicy = PREEMPT_LOWER
+    disruption: DisruptionMode = "single"
+
+    @cached_property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def gang(self) -> bool:
+        return self.min_count > 0
+
+    def with_(self, **changes) -> PodGroup:
+        return replace(self, **changes)
+
+
 @dataclass(frozen=True)
 class ClusterState:
     priority_classes: tuple[PriorityClass, ...] = ()
     nodes: tuple[Node, ...] = ()
     pods: tuple[Pod, ...] = ()
     pdbs: tuple[PodDisruptionBudget, ...] = ()
+    pod_groups: tuple[PodGroup, ...] = ()
 
     # Indexes, computed once per (immutable) state: the model runs on clusters
     # of thousands of nodes and must not scan every pod for every node.
@@ -277,6 +311,19 @@ class ClusterState:
     def class_named(self, name: str) -> PriorityClass | None:
         return self._classes.get(name)
 
+    def group_of(self, pod: Pod) -> PodGroup | None:
+        """The PodGroup ``pod`` names, if it exists."""
+        if not pod.group:
+            return None
+        return next((g for g in self.pod_groups if g.name == pod.group and g.namespace == pod.namespace), None)
+
+    def members(self, group: PodGroup) -> tuple[Pod, ...]:
+        return tuple(p for p in self.pods if p.group == group.name and p.namespace == group.namespace)
+
+    def with_group(self, group: PodGroup) -> ClusterState:
+        others = tuple(g for g in self.pod_groups if g.key != group.key)
+        return replace(self, pod_groups=others + (group,))
+
     def node_named(self, name: str) -> Node | None:
         return self._nodes.get(name)
 
@@ -317,6 +364,7 @@ __all__ = [
     "Pod",
     "PodAffinityTerm",
     "PodDisruptionBudget",
+    "PodGroup",
     "PriorityClass",
     "Requirement",
     "Taint",

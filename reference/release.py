@@ -56,8 +56,29 @@ ANY_TERM_IN_AFFINITY_HINTS = Switch(
     "InterPodAffinity's queueing hint wakes a parked pod when a deleted pod matches any of its anti-affinity "
     "terms, not only all of them")
 
+# Pod groups (gang scheduling and workload-aware preemption), alpha in 1.36 and beta in 1.37: the
+# beta reworked the preemption search and the queue (docs/research/workload-aware-preemption.md).
+GROUP_PRIORITY_MUST_MATCH = Switch(
+    "group-priority-must-match", "1.37", "kubernetes#139920, #140356",
+    "every pod of a pod group must have its group's priority: otherwise the whole group fails each "
+    "cycle with a SchedulerError, before any filter runs (1.36 does not check)")
+GROUP_PLACEMENT_FIXED = Switch(
+    "group-placement-fixed", "1.37", "kubernetes#138757",
+    "workload-aware preemption places the group once with every lower-priority unit removed and keeps "
+    "that placement; a victim is spared when every placed pod still passes the filters with it back "
+    "(1.36 re-runs the whole group placement for each victim it tries to spare)")
+GROUP_MEMBERS_AT_GROUP_PRIORITY = Switch(
+    "group-members-at-group-priority", "1.37", "kubernetes#139030, #137981",
+    "as a victim, any pod of a pod group counts at its group's priority (1.36: only pods of a group "
+    "disrupted as a whole; the others at their own priority)")
+GROUP_NOMINATED_WHERE_PLACED = Switch(
+    "group-nominated-where-placed", "1.37", "kubernetes#140590",
+    "after workload-aware preemption each placed pod of the group is nominated to the node the "
+    "preemption placed it on (1.36 nominates the pods that fitted in the failed attempt, to the node "
+    "they fitted on there)")
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
-            NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS)
+            NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, GROUP_PRIORITY_MUST_MATCH,
+            GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED)
 
 
 def minor(release: str) -> tuple[int, int]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import groupby
 
-from . import eviction
+from . import eviction, podgroup
 from .admission import Rejected, admit_pod
 from .objects import ClusterState, Pod
 from .preemption import PLUGINS, Prediction, predict
@@ -56,6 +56,9 @@ class World:
     queued: tuple[str, ...] = ()
     # Pods the kubelet evicted for node pressure, and the node each was on (they stay Failed).
     evicted: tuple[tuple[str, str], ...] = ()
+    # Each pod group's last preemption: (group key, its victims). Until they are gone the group
+    # is not tried again.
+    group_preemptions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
@@ -73,6 +76,8 @@ def _set_pod(world: World, pod: Pod) -> World:
 
 def attempt(world: World, key: str) -> World:
     """One scheduling attempt of a pending pod, and its effects."""
+    if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
+        return attempt_group(world, key)
     pr = predict(world.state, key, world.build, world.now)
     world = replace(world, predictions=world.predictions + (pr,))
     pod = world.state.pod_keyed(key)
@@ -124,6 +129,72 @@ def attempt(world: World, key: str) -> World:
         world = _set_pod(world, pod.with_(nominated_node_name=""))
     world = _park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key, pr.rejectors)
     return wake(world, nomination_changed(pod, "")) if cleared else world
+
+
+def attempt_group(world: World, key: str) -> World:
+    """One pod-group cycle for the group ``key`` belongs to (reference.podgroup), and its effects."""
+    pod = world.state.pod_keyed(key)
+    group = world.state.group_of(pod)
+    if group is None:
+        # The gang plugin's PreEnqueue: no PodGroup, no attempt (and no event, no message).
+        return _hold(world.note(f"{key} waits for its pod group {pod.group} to exist"), [key], frozenset())
+    victims = dict(world.group_preemptions).get(group.key, ())
+    preempting = any((v := world.state.pod_keyed(k)) is not None and v.terminating for k in victims)
+    ga = podgroup.attempt(world.state, group, world.release, world.gates, world.now, preempting, dict(world.choices))
+    pending = [p.key for p in podgroup.members_in_order(world.state, group)]
+    if ga.outcome == "held":
+        rejectors = frozenset({"NodeResourcesFit"}) if preempting else frozenset()
+        return _hold(world.note(f"{group.key}: {ga.reasons[0]}"), pending, rejectors)
+    outcome = {"schedule": "schedule", "preempt": "preempt"}.get(ga.outcome, "unschedulable")
+    world = replace(world, predictions=world.predictions + tuple(
+        Prediction(k, outcome if k in ga.placement or outcome == "unschedulable" else "unschedulable",
+                   frozenset({ga.placement[k]}) if k in ga.placement else frozenset(), reasons=ga.reasons,
+                   message="" if outcome == "schedule" and k in ga.placement else ga.messages.get(k, ""),
+                   rejectors=ga.rejectors)
+        for k in pending))
+    world = replace(world, allowed_nodes=world.allowed_nodes + tuple(ga.ties.items()))
+    if ga.outcome == "schedule":
+        events = []
+        for k, node in ga.placement.items():
+            member = world.state.pod_keyed(k)
+            kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING, world.gates) else member.nominated_node_name
+            bound = member.with_(node_name=node, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
+            world = _set_pod(world, bound)
+            events.append(pod_bound(bound))
+        world = world.note(f"{ga.reasons[0]}: " + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
+        for k in pending:
+            if k not in ga.placement:
+                world = _park(world.note(f"{k} stays pending: {ga.messages.get(k, '')}"), k, ga.rejectors)
+        for event in events:
+            world = wake(world, event)
+        return world
+    if ga.outcome == "preempt":
+        for v in ga.victims:
+            victim = world.state.pod_keyed(v)
+            ends = victim.deletion_timestamp or world.now + timedelta(seconds=victim.termination_grace_seconds)
+            world = _set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
+        for k in pending:
+            member = world.state.pod_keyed(k)
+            world = _set_pod(world, member.with_(nominated_node_name=ga.nominations.get(k, "")))
+        world = replace(world, preempted=world.preempted | set(ga.victims),
+                        group_preemptions=tuple(g for g in world.group_preemptions if g[0] != group.key)
+                        + ((group.key, ga.victims),))
+        world = world.note(f"{ga.reasons[0]}: {', '.join(ga.victims)}; placement "
+                           + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
+        for k in pending:
+            world = _park(world, k, ga.rejectors)
+        return world
+    world = world.note(f"{group.key} stays pending: {ga.reasons[0]}")
+    for k in pending:
+        world = _park(world, k, ga.rejectors)
+    return world
+
+
+def _hold(world: World, keys: list[str], rejectors: frozenset[str]) -> World:
+    """Parked without an attempt (a PreEnqueue plugin said not yet): no failure counted."""
+    parked = tuple(p for p in world.parked if p[0] not in keys) + tuple((k, world.now) for k in keys)
+    return replace(world, parked=parked,
+                   rejectors=tuple((k, r) for k, r in world.rejectors if k not in keys) + tuple((k, rejectors) for k in keys))
 
 
 def _park(world: World, key: str, rejectors: frozenset[str] = frozenset()) -> World:
@@ -233,10 +304,16 @@ def _order_decided(world: World, order: list[str], after: World) -> World:
 
 
 def _try_each(world: World, order: list[str]) -> World:
+    tried_groups: set[str] = set()
     for key in order:
         pod = world.state.pod_keyed(key)
         if pod is None or pod.node_name:
             continue  # gone, or bound meanwhile
+        group = podgroup.group_key(world.state, pod, world.release, world.gates)
+        if group:
+            if group in tried_groups:
+                continue  # its group's cycle took it with the others
+            tried_groups.add(group)
         world = attempt(replace(world, parked=tuple(p for p in world.parked if p[0] != key)), key)
     return world
 
@@ -390,6 +467,8 @@ def waiting_for_an_event(world: World) -> list[str]:
     outcome that rests on their waiting can only be observed on a quiet cluster."""
     out = []
     for key, _ in world.parked:
+        if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
+            continue  # a group's pods wait together; the model has no single-pod answer for them
         pr = predict(world.state, key, world.build, world.now)
         if pr.outcome == "schedule" or (pr.outcome == "preempt" and any(pr.victims.values())):
             out.append(key)

@@ -67,7 +67,7 @@ class Batch:
         settings = cluster.options.gates if cluster is not None else gates.Settings()
         r = ScenarioRun(kubeconfig, s, build, self.run_id,
                         self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release,
-                        timelines=self.timelines, gates=settings.gates)
+                        cluster_release=self.release, timelines=self.timelines, gates=settings.gates)
         r.result.gates = settings.describe()
         with self._lock:
             self._runs.append(r)

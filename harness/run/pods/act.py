@@ -14,7 +14,8 @@ import threading
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from harness.formats.pods import ClassSpec, PdbSpec, PodSpec, Scenario, Step
+from harness import gates
+from harness.formats.pods import ClassSpec, PdbSpec, PodGroupSpec, PodSpec, Scenario, Step
 from harness.host import lifecycle
 from harness.kube import SLOT, Kube
 from harness.host.wait import NotYet, wait_for
@@ -84,6 +85,29 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
 
 QOS_RESOURCES = {"cpu": "10m", "memory": "32Mi"}
 
+# The PodGroup as each release's API has it (docs/research/workload-aware-preemption.md 1.1-1.2):
+# v1alpha2 (1.36) spells the disruption mode as a string, v1beta1 (1.37+) as a one-of object.
+DISRUPTION_V1ALPHA2 = {"single": "Pod", "all": "PodGroup"}
+
+
+def pod_group_api(release: str) -> tuple[str, str]:
+    """(group, version) of PodGroups on ``release``: the one GenericWorkload serves there."""
+    served = gates.SERVES["GenericWorkload"].get(release)
+    if served is None:
+        raise KeyError(f"Kubernetes {release} has no PodGroup API the kit knows")
+    group, version = served.split("/")
+    return group, version
+
+
+def v1_pod_group(g: PodGroupSpec, names: Names, release: str) -> dict:
+    group, version = pod_group_api(release)
+    spec: dict = {"schedulingPolicy": {"gang": {"minCount": g.minCount}} if g.minCount else {"basic": {}}}
+    if g.priorityClassName:
+        spec["priorityClassName"] = names.class_name(g.priorityClassName)
+    spec["disruptionMode"] = (DISRUPTION_V1ALPHA2[g.disruptionMode] if version == "v1alpha2"
+                              else {g.disruptionMode: {}})
+    return {"apiVersion": f"{group}/{version}", "kind": "PodGroup", "metadata": {"name": g.name}, "spec": spec}
+
 
 def writer_command(size: int) -> list[str]:
     """Write ``size`` bytes to the emptyDir once, then hold on like the holdout image's program."""
@@ -94,8 +118,8 @@ def writer_command(size: int) -> list[str]:
 class PodClient:
     """Performs one scenario's actions in its namespace, and remembers what it made and what was refused."""
 
-    def __init__(self, kube: Kube, scenario: Scenario, names: Names, image: str):
-        self.kube, self.s, self.names, self.image = kube, scenario, names, image
+    def __init__(self, kube: Kube, scenario: Scenario, names: Names, image: str, release: str = ""):
+        self.kube, self.s, self.names, self.image, self.release = kube, scenario, names, image, release
         self.pod_specs: dict[str, PodSpec] = {p.name: p for p in scenario.pods}
         self.class_specs: dict[str, ClassSpec] = {c.name: c for c in scenario.priorityClasses}
         self.created_classes: set[str] = set()
@@ -126,10 +150,20 @@ class PodClient:
         self.class_specs[c.name] = c
         return None
 
+    def create_pod_group(self, g: PodGroupSpec) -> None:
+        group, version = pod_group_api(self.release)
+        client.CustomObjectsApi(self.kube.api).create_namespaced_custom_object(
+            group, version, self.names.namespace, "podgroups", v1_pod_group(g, self.names, self.release))
+
     def create_pod(self, p: PodSpec, node_name: str | None = None, pin_to: str | None = None) -> str | None:
         self.pod_specs[p.name] = p
+        body = v1_pod(p, self.names, self.image, node_name, pin_to)
+        if p.group:
+            # The client's V1PodSpec predates spec.schedulingGroup: the field goes in as JSON.
+            body = self.kube.api.sanitize_for_serialization(body)
+            body["spec"]["schedulingGroup"] = {"podGroupName": p.group}
         try:
-            self.kube.core.create_namespaced_pod(self.names.namespace, v1_pod(p, self.names, self.image, node_name, pin_to))
+            self.kube.core.create_namespaced_pod(self.names.namespace, body)
         except ApiException as e:
             if e.status in (400, 403, 422):
                 return api_message(e)

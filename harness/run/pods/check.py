@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from harness.formats.pods import Scenario, to_class, to_node, to_pdb, to_pod
+from harness.formats.pods import Scenario, to_class, to_group, to_node, to_pdb, to_pod
 from harness.kube import condition, disrupted_by_preemption
 from harness.run.faults import Fault, preempted_again
 from harness.run.names import Names
@@ -25,6 +25,7 @@ from harness.run.pods.compare import compare
 from harness.run.pods.expectation import Mismatch
 from harness.run.pods.history import PodLog
 from reference import eviction
+from reference.admission import admit_pod_group
 from reference import scheduler as sched
 from reference.objects import ClusterState
 from reference.preemption import filter_nodes
@@ -156,13 +157,23 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
         pdbs.append(replace(to_pdb(spec, "default", st.disruptions_allowed if st else 0),
                             disrupted_pods=tuple((st.disrupted_pods or {}) if st else {})))
     state = ClusterState(tuple(classes), tuple(to_node(n) for n in scenario.nodes), tuple(pods), tuple(pdbs))
+    for g in scenario.podGroups:
+        # Its priority was resolved from its class on create, as the model's admission does.
+        decision = admit_pod_group(state, to_group(g))
+        if decision:
+            state = state.with_group(decision.obj)
+    # The cluster does not say which preemption a terminating victim is for: while any is, a group
+    # with pods pending is taken to wait for its own (scenarios preempt for one group at a time).
+    terminating = tuple(p.key for p in state.pods if p.terminating and p.disruption_target_by_preemption)
+    group_preemptions = tuple((g.key, terminating) for g in state.pod_groups
+                              if terminating and any(not p.node_name for p in state.members(g)))
     # The cluster does not show which plugins rejected a parked pod; the model's filters on the
     # state as it is now stand in for its last attempt.
     rejectors = tuple((key, filter_nodes(state, state.pod_keyed(key))[2]) for key, _ in parked)
     return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
                  rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names),
-                 gates=tuple(gates))
+                 gates=tuple(gates), group_preemptions=group_preemptions)
 
 
 @dataclass(frozen=True)

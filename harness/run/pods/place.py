@@ -40,16 +40,27 @@ def place_initial_pods(scenario: Scenario, act: PodClient, history: PodLog,
     for in the recorded history, so the first step's world is read from versions already there.
     """
     last_start: dict[str, datetime] = {}
+    gangs = {g.name for g in scenario.podGroups if g.minCount and g.minCount > 1}
+    created: set[str] = set()
     for p in scenario.pods:
         target = act.names.node_name(p.node)
-        if p.node in last_start:
+        if p.name in created:
+            pass  # created with the rest of its gang, which binds none before minCount exist
+        elif p.group in gangs:
+            for q in scenario.pods:
+                if q.group == p.group:
+                    act.create_pod(q, pin_to=act.names.node_name(q.node))
+                    created.add(q.name)
+        elif p.node in last_start:
             # The model places initial pods in order, each starting after the one before, and
             # victims on a node are ranked by start time among equal priorities. The API keeps
             # whole seconds, so two pods of one node started in the same second would tie, and
             # the scheduler's order among them would be its free choice: start a second later.
             lifecycle.pause((last_start[p.node] + timedelta(seconds=1) - datetime.now(timezone.utc)).total_seconds(),
                             cancel)
-        if p.bypassScheduler:
+        if p.name in created:
+            pass
+        elif p.bypassScheduler:
             act.create_pod(p, node_name=target)
         else:
             act.create_pod(p, pin_to=target)

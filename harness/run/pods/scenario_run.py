@@ -51,6 +51,7 @@ class ScenarioRun:
     def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
                  artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
                  nodes: NodeSource | None = None, copy: int = 0, release: str = DEFAULT_RELEASE,
+                 cluster_release: str = "",
                  timelines: bool = False, gates: tuple = ()):
         """``build`` names the semantics the model predicts, of Kubernetes ``release``; ``label``
         the build actually running; ``copy`` tells apart copies of one scenario run side by side
@@ -63,7 +64,9 @@ class ScenarioRun:
         self.label = label or build
         self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         self.nodes = nodes or KwokNodes()
-        self.act = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image)
+        self.act = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
+                             # The API versions are the cluster's, whatever release the model predicts.
+                             cluster_release or release)
         self.claimed: dict[str, str] = {}  # scenario node -> cluster node
         self.history: PodHistory | None = None
         self.artifacts_dir = artifacts_dir
@@ -107,6 +110,8 @@ class ScenarioRun:
         self.history = PodHistory(self.kube, self.names.namespace)
         for c in self.s.priorityClasses:
             self.act.create_class(c)
+        for g in self.s.podGroups:
+            self.act.create_pod_group(g)
         self.act.names = claim_nodes(self.kube, self.s, self.names, self.nodes, self.run_id, self.claimed)
         for b in self.s.pdbs:
             self.act.create_pdb(b)

@@ -1,0 +1,266 @@
+"""Pod groups: gang scheduling and workload-aware preemption (1.36 alpha, 1.37 beta).
+
+A pod that names a PodGroup is not scheduled on its own: the scheduler takes every pending pod
+of the group in one pod-group cycle (``schedule_one_podgroup.go``), places them one after another
+on one snapshot (each placed pod taking its room), and binds them only if the group as a whole
+succeeds: for a gang, ``minCount`` pods placed or already running. When the cycle fails, the
+group preempts as one preemptor (``framework/preemption/podgrouppreemption.go``): at the group's
+priority, against victims anywhere in the cluster, where a victim is a pod or, for a group
+disrupted as a whole, every running pod of that group.
+
+The release decides the search (``release.GROUP_PLACEMENT_FIXED``) and a few details around it;
+the facts, with file and line per release, are in docs/research/workload-aware-preemption.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from . import filter as flt
+from .objects import PREEMPT_NEVER, ClusterState, Pod, PodGroup
+from .release import (GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_PLACEMENT_FIXED,
+                      GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
+
+# The scheduler's gates that build the pod-group cycle and its preemption: 1.36 needs all three,
+# 1.37 folded the last two into GenericWorkload (docs/research/feature-gates.md section 3).
+GATES = {"1.36": ("GenericWorkload", "GangScheduling", "WorkloadAwarePreemption")}
+LATER_GATES = ("GenericWorkload",)
+
+MISMATCH = "all pods in a single pod group should have the same priority as the pod group's priority"
+NO_VICTIMS = "No preemption victims found for incoming preemptor"
+NEVER = "not eligible due to preemptionPolicy=Never."
+UNSCHEDULABLE = "pod group is unschedulable"
+WAITING_FOR_GANG = "waiting for minCount pods from a gang to be scheduled"
+
+
+def enabled(release: str, gates: Gates) -> bool:
+    """Whether the scheduler runs pod groups as groups: the release has them and the cluster was
+    started with their gates on (the API server drops spec.schedulingGroup otherwise, and the
+    pods are plain pods)."""
+    if minor(release) < (1, 36):
+        return False
+    needed = GATES.get(release, LATER_GATES)
+    on: dict[str, bool] = {}
+    for component, gate, value in gates:
+        if component in ("", "kube-scheduler"):
+            on[gate] = value
+    # A gate folded into GenericWorkload in 1.37 is named by 1.36 scenarios: it counts there too.
+    return all(on.get(g, False) for g in needed)
+
+
+def group_key(state: ClusterState, pod: Pod, release: str, gates: Gates) -> str:
+    """The key of the group whose cycle schedules ``pod`` ("" when it is scheduled on its own)."""
+    if not pod.group or not enabled(release, gates):
+        return ""
+    return f"{pod.namespace}/{pod.group}"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A victim as workload-aware preemption weighs it: one pod, or every running pod of a group
+    disrupted as a whole."""
+
+    keys: tuple[str, ...]
+    priority: int
+    grouped: bool  # a pod group's (any pod that names one counts as a group, even in single mode)
+    start: datetime
+
+    def importance(self) -> tuple:
+        """Most important first: higher priority, a group before a pod, larger, then started earlier."""
+        return (-self.priority, -int(self.grouped), -len(self.keys), self.start)
+
+
+@dataclass(frozen=True)
+class GroupAttempt:
+    """One pod-group cycle and, when it failed, its preemption.
+
+    outcome: ``schedule`` (``placement`` binds), ``preempt`` (``victims`` go; ``nominations`` are
+    written), ``unschedulable`` (nothing changes but the members' messages), ``held`` (not tried:
+    the group or its minCount pods do not exist yet, or its preemption is still under way)."""
+
+    group: str
+    outcome: str
+    placement: dict[str, str] = field(default_factory=dict)
+    ties: dict[str, frozenset[str]] = field(default_factory=dict)
+    victims: tuple[str, ...] = ()
+    nominations: dict[str, str] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    reasons: tuple[str, ...] = ()
+    rejectors: frozenset[str] = frozenset()
+
+
+def members_in_order(state: ClusterState, group: PodGroup) -> list[Pod]:
+    """The group's pending pods in the order the cycle places them: higher priority first, then
+    the one created first (its name, as scenarios name them in order)."""
+    pending = [p for p in state.members(group) if not p.node_name and not p.terminating]
+    return sorted(pending, key=lambda p: (-p.priority, p.name))
+
+
+@dataclass(frozen=True)
+class Placement:
+    nodes: dict[str, str]
+    ties: dict[str, frozenset[str]]
+    failed: dict[str, str]  # pod -> why no node took it
+    rejectors: frozenset[str]
+
+
+def place(state: ClusterState, pods: list[Pod], choices: dict[str, str] | None = None) -> Placement:
+    """Each pod in turn on the snapshot, where the pods placed before it already take their room.
+
+    Among several nodes that fit, the scheduler's scores decide, and on identical kwok nodes they
+    tie: ``choices`` fixes a branch, else the first by name (the tie is recorded)."""
+    assumed = state
+    nodes: dict[str, str] = {}
+    ties: dict[str, frozenset[str]] = {}
+    failed: dict[str, str] = {}
+    rejectors: set[str] = set()
+    for pod in pods:
+        statuses = {n.name: flt.run_filters(assumed, pod, n) for n in assumed.nodes}
+        feasible = sorted(n.name for n in assumed.nodes if statuses[n.name].ok and flt.fits(assumed, pod, n))
+        if not feasible:
+            counts = Counter(r for s in statuses.values() for r in s.reasons)
+            failed[pod.key] = (f"0/{len(assumed.nodes)} nodes are available: "
+                               + ", ".join(f"{n} {r}" for r, n in sorted(counts.items())) + ".")
+            rejectors |= {s.plugin for s in statuses.values() if s.plugin}
+            continue
+        chosen = (choices or {}).get(pod.key)
+        node = chosen if chosen in feasible else feasible[0]
+        if len(feasible) > 1:
+            ties[pod.key] = frozenset(feasible)
+        nodes[pod.key] = node
+        assumed = assumed.with_pod(pod.with_(node_name=node, nominated_node_name=""))
+    return Placement(nodes, ties, failed, frozenset(rejectors))
+
+
+def succeeds(state: ClusterState, group: PodGroup, placed: int) -> bool:
+    """Basic: some pod placed. Gang: minCount pods running or placed, one of them new (a cycle that
+    places nothing new is unschedulable)."""
+    if placed == 0:
+        return False
+    if not group.gang:
+        return True
+    running = sum(1 for p in state.members(group) if p.node_name and not p.terminating)
+    return running + placed >= group.min_count
+
+
+def victim_units(state: ClusterState, priority: int, release: str, now: datetime) -> list[Unit]:
+    """Every running pod below ``priority`` as workload-aware preemption groups them."""
+    whole: dict[str, list[Pod]] = {}
+    units: list[Unit] = []
+    for p in state.pods:
+        if not p.node_name or p.terminating:
+            continue
+        g = state.group_of(p)
+        if g is not None and g.disruption == "all":
+            whole.setdefault(g.key, []).append(p)
+            continue
+        at = g.priority if g is not None and has(release, GROUP_MEMBERS_AT_GROUP_PRIORITY) else p.priority
+        units.append(Unit((p.key,), at, bool(p.group), p.start_time or now))
+    for key, pods in whole.items():
+        g = state.group_of(pods[0])
+        units.append(Unit(tuple(sorted(p.key for p in pods)), g.priority, True, min(p.start_time or now for p in pods)))
+    return [u for u in units if u.priority < priority]
+
+
+def _violates(units: list[Unit], state: ClusterState) -> tuple[list[Unit], list[Unit]]:
+    """(units one of whose pods a PDB protects, the others), each in its order: the protected are
+    tried first for a reprieve; a PDB never blocks (the budget is spent in that order)."""
+    allowed = [pdb.allowed_in(state.pods) for pdb in state.pdbs]
+    violating, fine = [], []
+    for u in units:
+        hit = False
+        for key in u.keys:
+            pod = state.pod_keyed(key)
+            if pod is None or not pod.labels:
+                continue
+            for i, pdb in enumerate(state.pdbs):
+                if pdb.namespace != pod.namespace or pdb.selector.empty or not pdb.selector.matches(pod.label_map):
+                    continue
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                hit = hit or allowed[i] < 0
+        (violating if hit else fine).append(u)
+    return violating, fine
+
+
+def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str, now: datetime,
+            choices: dict[str, str] | None = None) -> tuple[tuple[str, ...], Placement | None, str]:
+    """Workload-aware preemption for a failed cycle: (victims, the placement they make room for, why
+    none) -- the victims empty and the placement None when preemption cannot help."""
+    eligible = victim_units(state, group.priority, release, now)
+    if not eligible:
+        return (), None, NO_VICTIMS
+    everyone = {k for u in eligible for k in u.keys}
+    room = place(state.without_pods(everyone), pods, choices)
+    if not succeeds(state, group, len(room.nodes)):
+        return (), None, "0/{} nodes are available even without every lower-priority pod".format(len(state.nodes))
+    violating, fine = _violates(sorted(eligible, key=Unit.importance), state)
+    kept: list[Unit] = []
+    for unit in violating + fine:
+        back = {k for u in kept + [unit] for k in u.keys}
+        trial = state.without_pods(everyone - back)
+        if has(release, GROUP_PLACEMENT_FIXED):
+            assumed = trial
+            for key, node in room.nodes.items():
+                assumed = assumed.with_pod(trial.pod_keyed(key).with_(node_name=node, nominated_node_name=""))
+            spared = all(flt.fits(assumed.without_pods([key]), trial.pod_keyed(key), assumed.node_named(node))
+                         for key, node in room.nodes.items())
+        else:
+            spared = succeeds(trial, group, len(place(trial, pods, choices).nodes))
+        if spared:
+            kept.append(unit)
+    victims = tuple(k for u in sorted(eligible, key=Unit.importance) if u not in kept for k in u.keys)
+    return victims, room, ""
+
+
+def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, now: datetime,
+            preempting: bool, choices: dict[str, str] | None = None) -> GroupAttempt:
+    """One cycle of ``group``'s pending pods. ``preempting``: victims of its last preemption are still
+    terminating (the group then waits: DefaultPreemption's PreEnqueue holds it)."""
+    members = state.members(group)
+    pods = members_in_order(state, group)
+    if group.gang and sum(1 for p in members if not p.terminating) < group.min_count:
+        return GroupAttempt(group.key, "held", reasons=(
+            f"waits for {group.min_count} pods of gang {group.key} ({sum(1 for p in members if not p.terminating)} exist)",))
+    if preempting:
+        return GroupAttempt(group.key, "held", reasons=("waits for the preemption for this pod group to be finished",))
+    if has(release, GROUP_PRIORITY_MUST_MATCH):
+        odd = next((p for p in members if not p.terminating and p.priority != group.priority), None)
+        if odd is not None:
+            why = f"{MISMATCH}, got {odd.priority} and {group.priority}"
+            return GroupAttempt(group.key, "unschedulable", messages={p.key: why for p in pods}, reasons=(why,))
+    first = place(state, pods, choices)
+    if succeeds(state, group, len(first.nodes)):
+        return GroupAttempt(group.key, "schedule", placement=first.nodes, ties=first.ties,
+                            messages={k: why for k, why in first.failed.items()},
+                            reasons=(f"pod group {group.key}: {len(first.nodes)} pod(s) placed",))
+    fitted = WAITING_FOR_GANG if not has(release, GROUP_PLACEMENT_FIXED) else UNSCHEDULABLE
+    messages = {p.key: first.failed.get(p.key, fitted) for p in pods}
+    rejectors = first.rejectors or frozenset({"NodeResourcesFit"})
+    policy_never = (group.preemption_policy == PREEMPT_NEVER) or any(p.preemption_policy == PREEMPT_NEVER for p in members)
+    if policy_never:
+        return GroupAttempt(group.key, "unschedulable", messages={k: f"{m} preemption: {NEVER}" for k, m in messages.items()},
+                            reasons=(f"pod group {group.key} does not fit and may not preempt: {NEVER}",),
+                            rejectors=rejectors)
+    victims, room, why = preempt(state, group, pods, release, now, choices)
+    if room is None or not victims:
+        return GroupAttempt(group.key, "unschedulable",
+                            messages={k: f"{m} pod group preemption: {why or NO_VICTIMS}" for k, m in messages.items()},
+                            reasons=(f"pod group {group.key} does not fit, and preemption cannot help: {why or NO_VICTIMS}",),
+                            rejectors=rejectors)
+    if has(release, GROUP_NOMINATED_WHERE_PLACED):
+        nominations = dict(room.nodes)
+    else:
+        # 1.36 writes the nodes the failed attempt found for the pods that fitted there.
+        nominations = dict(first.nodes)
+    return GroupAttempt(group.key, "preempt", placement=room.nodes, ties=room.ties, victims=victims,
+                        nominations=nominations, messages=messages, rejectors=rejectors,
+                        reasons=(f"pod group {group.key} preempts {len(victims)} pod(s) for a placement of "
+                                 f"{len(room.nodes)} pod(s)",))
+
+
+__all__ = ["GATES", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "members_in_order", "place",
+           "preempt", "succeeds", "victim_units"]
