@@ -48,10 +48,17 @@ MUTANTS = REPO / "mutants"
 # when every mutant's `original` is checked against the newer sources.
 MUTANTS_RELEASE = "1.34"
 # Which wrapper module builds the kube-scheduler of each build, and its main package.
-SCHEDULER = {
-    "upstream": (toolchain.wrapper("kubernetes", MUTANTS_RELEASE), "k8s.io/kubernetes/cmd/kube-scheduler"),
-    "plugins": (toolchain.wrapper("scheduler-plugins", MUTANTS_RELEASE), "sigs.k8s.io/scheduler-plugins/cmd/scheduler"),
-}
+PACKAGES = {"upstream": ("kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler"),
+            "plugins": ("scheduler-plugins", "sigs.k8s.io/scheduler-plugins/cmd/scheduler")}
+
+
+def scheduler(build: str, release: str = MUTANTS_RELEASE) -> tuple[str, str]:
+    """(wrapper module, main package) of the build's kube-scheduler on ``release``."""
+    component, package = PACKAGES[build]
+    return toolchain.wrapper(component, release), package
+
+
+SCHEDULER = {b: scheduler(b) for b in PACKAGES}
 
 
 class Mutant(BaseModel):
@@ -67,6 +74,17 @@ class Mutant(BaseModel):
     spec: str = Field(min_length=1)
     builds: list[Literal[BUILDS]] = Field(min_length=1)  # type: ignore[valid-type]
     equivalent: str = ""  # why no observable difference can exist; then it need not be killed
+    # The release whose sources ``original`` quotes: code that exists only from a later release
+    # (pod groups, 1.36+) is mutated, built and run there.
+    release: str = MUTANTS_RELEASE
+    # A pytest -m expression: the part of the catalogue that can reach the patched code (pod-group
+    # code runs only for pods that name a group). Empty: the whole catalogue.
+    scenarios: str = ""
+
+    @property
+    def where(self) -> tuple[str, str]:
+        """What its baseline must match: (release, scenario selection)."""
+        return self.release, self.scenarios
 
 
 def load(path: Path) -> Mutant:
@@ -137,7 +155,7 @@ def _pristine(module: str, version: str, src_root: Path) -> Path:
 def source_tree(m: Mutant, build: str) -> tuple[Path, str]:
     """A private copy of the build's wrapper module whose go.mod points the mutated module at a
     patched copy of it; and a key naming the patch. The pinned module cache is never touched."""
-    wrapper = SCHEDULER[build][0]
+    wrapper = scheduler(build, m.release)[0]
     src = source_file(m, wrapper)
     text = patched(m, src.read_text())
     version = toolchain.module_versions(wrapper)[m.module]
@@ -166,7 +184,7 @@ def source_tree(m: Mutant, build: str) -> tuple[Path, str]:
 
 
 def binary(m: Mutant, build: str) -> Path:
-    wrapper, package = SCHEDULER[build]
+    wrapper, package = scheduler(build, m.release)
     label = f"mutant-{m.id}-{build}"
     wrapper_dir, key = source_tree(m, build)
     try:
@@ -257,15 +275,18 @@ def tally(report: ET.Element, run: Run) -> Run:
     return run
 
 
-def run_catalogue(build: str, scheduler: Path | None, out: Path, label: str, first_failure: bool,
-                  extra: tuple[str, ...] = ()) -> Run:
+def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first_failure: bool,
+                  extra: tuple[str, ...] = (), where: tuple[str, str] = (MUTANTS_RELEASE, "")) -> Run:
+    release, selection = where
     out.mkdir(parents=True, exist_ok=True)
     xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
     cmd = [sys.executable, "-m", "pytest", "conformance/test_smoke.py", "conformance/test_scenarios.py",
-           "--scheduler", build, "--k8s-version", MUTANTS_RELEASE, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
+           "--scheduler", build, "--k8s-version", release, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
            f"--artifacts={out / f'{label}-{build}'}", *extra]
-    if scheduler is not None:
-        cmd += ["--scheduler-binary", str(scheduler)]
+    if selection:
+        cmd += ["-m", selection]
+    if binary_ is not None:
+        cmd += ["--scheduler-binary", str(binary_)]
     if first_failure:
         cmd.append("-x")
     started = time.monotonic()
@@ -297,9 +318,23 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         for b in m.builds:
             if b in builds:
                 bins[m.id, b] = binary(m, b)
+    # One baseline per build and per (release, selection) some mutant runs at: a kill is only
+    # meaningful against a green run of the same scenarios on the same release.
+    wheres = sorted({m.where for m in mutants} | {(MUTANTS_RELEASE, "")})
+    cells = [(b, w) for w in wheres for b in builds
+             if w == (MUTANTS_RELEASE, "") or any(m.where == w and b in m.builds for m in mutants)]
+
+    def base(cell: tuple[str, tuple[str, str]]) -> Run:
+        b, w = cell
+        label = "baseline" if w == (MUTANTS_RELEASE, "") else f"baseline-{w[0]}" + (f"-{w[1]}" if w[1] else "")
+        r = run_catalogue(b, None, out, label, first_failure=False, where=w)
+        if label != "baseline":
+            r.build = f"{b}@{w[0]}" + (f" -m {w[1]}" if w[1] else "")
+        return r
+
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(builds))))
     try:
-        baseline = list(pool.map(lambda b: run_catalogue(b, None, out, "baseline", first_failure=False), builds))
+        baseline = list(pool.map(base, cells))
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         _stop_children()
@@ -318,13 +353,13 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
     def one(m: Mutant) -> None:
         # A mutant of shared code is one bug: the first build that kills it is enough, unless --full.
         for b in [b for b in BUILDS if b in m.builds and b in builds]:
-            r = run_catalogue(b, bins[m.id, b], out, m.id, first_failure=not full)
+            r = run_catalogue(b, bins[m.id, b], out, m.id, first_failure=not full, where=m.where)
             if r.inconclusive and not full:
                 # -x stopped at a named fault: the rest of the catalogue was never asked. Run it
                 # whole once; what a named fault fails still counts for nothing.
                 print_(f"  {m.id} [{b}]: only a named scheduler fault ({', '.join(r.faults)}); "
                        f"the whole catalogue again")
-                r = run_catalogue(b, bins[m.id, b], out, m.id + "-again", first_failure=False)
+                r = run_catalogue(b, bins[m.id, b], out, m.id + "-again", first_failure=False, where=m.where)
             runs[m.id].append(r)
             verdict = ("KILLED by " + ", ".join(r.failed) if r.killed else "ERROR " + r.error if r.error
                        else "inconclusive: only named scheduler faults (" + ", ".join(r.faults) + ")"
