@@ -91,7 +91,7 @@ def targets(args: argparse.Namespace) -> list[str]:
         releases = [r.strip() for r in (args.k8s_version or default).split(",") if r.strip()]
         out = [f"{b}@{r}" for r in releases for b in builds]
     else:
-        newest = known[-1]
+        newest = [r for r in known if not toolchain.prerelease(r)][-1]  # a preview is not the newest release
         out = [f"{b}@{default}" for b in BUILDS] + ([f"upstream@{newest}"] if newest != default else [])
     for t in out:
         build, release = split_target(t)
