@@ -261,8 +261,9 @@ def _changes(tag: str, go: str) -> list[str]:
            "PRIORITYKIT_CACHE": CACHE_DIR, toolchain.BUILT_BY_ENV: go, "HOME": f"/home/{USER}", "LANG": "C.UTF-8"}
     out = [f'ENV {k}="{v}"' for k, v in env.items()]
     out += [f"WORKDIR {KIT_DIR}", f"USER {UID}:{UID}",
-            # tini as PID 1: kwokctl's components are re-parented to it when kwokctl exits.
-            'ENTRYPOINT ["/usr/bin/tini", "--"]', 'CMD ["./kit", "--help"]',
+            # tini as PID 1: kwokctl's components are re-parented to it when kwokctl exits, and
+            # with -g a SIGTERM (the pod deleted) reaches the kit, which then stops its clusters.
+            'ENTRYPOINT ["/usr/bin/tini", "-g", "--"]', 'CMD ["./kit", "--help"]',
             f"LABEL {KEY_LABEL}={tag.split(':')[1]}"]
     return [arg for change in out for arg in ("--change", change)]
 
