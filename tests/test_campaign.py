@@ -47,8 +47,10 @@ def test_the_pod_needs_no_privilege_and_says_what_it_uses():
     assert c["securityContext"]["allowPrivilegeEscalation"] is False
     assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     assert c["image"] == PLAN.image and c["imagePullPolicy"] == "Never"  # loaded, never pulled
-    assert c["resources"] == {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "4Gi"}}
-    assert "cpu" not in c["resources"]["limits"]  # no throttling of the control plane
+    assert c["resources"] == {"requests": {"cpu": "1", "memory": "3Gi"}, "limits": {"memory": "5Gi"}}
+    # Both builds in one shard run side by side: twice the memory; a third would wait its turn.
+    both = job.resources(job.Plan(namespace="n", image="i", shards=2, scheduler="plugins,upstream"))
+    assert both == {"requests": {"cpu": "1", "memory": "6Gi"}, "limits": {"memory": "10Gi"}}
     assert c["readinessProbe"]["exec"]["command"] == ["test", "-e", job.EXIT_CODE]
     assert c["volumeMounts"] == [{"name": "results", "mountPath": job.RESULTS}]
     assert pod["volumes"][0]["emptyDir"] == {"sizeLimit": "1Gi"}

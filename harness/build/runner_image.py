@@ -246,6 +246,10 @@ def _assemble(root: Path, conf: dict, files: list[str], bins: dict[str, Path], w
     # The kit writes its logs, port registry and locks beside the binaries: the cache folder is
     # the pods' user's, the binaries stay root's.
     os.chown(cache, UID, UID)
+    # The one folder beside the source the kit writes by default (a run given no --artifacts,
+    # such as the one the fault tests start): the user's, so such a run does not fail on it.
+    (kit / "artifacts").mkdir()
+    os.chown(kit / "artifacts", UID, UID)
     for leftover in conf["strip"]:
         for p in (root / leftover).glob("*"):
             if p.is_dir() and not p.is_symlink():

@@ -34,20 +34,18 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "priority-conformance", "app.kuber
 # whose kit died (and whose watchdog could not delete the namespace) does not hold nodes forever.
 COLLECT_WINDOW = 3600
 
-# What one shard needs. A shard runs the shared local cluster of each build it tests and, beside
-# it, up to two clusters for scenarios that need one alone (harness/run/batch.py
-# MAX_ALONE_CLUSTERS): three control planes of about 0.5 GiB each (kube-apiserver ~300 MB,
-# etcd ~50 MB, kube-scheduler ~70 MB, kube-controller-manager and kwok; docs/bench.md) and the
-# kit's pytest process. The request is that; the limit leaves room for a scenario's bursts. Each
-# shard's summary prints its real peak ("peak memory of the kit and its clusters"). No CPU limit:
-# CFS throttling would stall the control plane in bursts and make the scenarios' timing, not
-# the scheduler, decide verdicts; the request only spreads shards over nodes that have room.
-RESOURCES = {
-    "requests": {"cpu": "1", "memory": "2Gi"},
-    "limits": {"memory": "4Gi"},
-}
-
-
+# What one shard needs, per target (build) it runs at once: the suite runs at most two targets
+# side by side (conformance/plugin/session.py BATCHES_AT_ONCE), each with its shared local
+# cluster and up to two clusters for scenarios that need one alone (harness/run/batch.py
+# MAX_ALONE_CLUSTERS). The kit's own figure: a release-matrix run, two targets at once, peaked at
+# 6.2 GiB for the kit and all its clusters (docs/history/release-matrix-runs.md), so about 3 GiB a
+# target; the limit leaves room above that before the kernel kills the shard. Each shard's
+# summary prints its real peak ("peak memory of the kit and its clusters"). No CPU limit: CFS
+# throttling would stall the control plane in bursts and let the scenarios' timing, not the
+# scheduler, decide verdicts; the CPU request only keeps shards apart where nodes have room.
+MEMORY_GIB = {"requests": 3, "limits": 5}
+TARGETS_AT_ONCE = 2
+CPU_REQUEST = "1"
 @dataclass(frozen=True)
 class Plan:
     namespace: str
@@ -61,6 +59,12 @@ class Plan:
     @property
     def labels(self) -> dict[str, str]:
         return {**MANAGED_BY, KIT_LABEL: self.run_id or self.namespace}
+
+
+def resources(plan: Plan) -> dict:
+    at_once = min(len([b for b in plan.scheduler.split(",") if b.strip()]), TARGETS_AT_ONCE) or 1
+    return {"requests": {"cpu": CPU_REQUEST, "memory": f"{MEMORY_GIB['requests'] * at_once}Gi"},
+            "limits": {"memory": f"{MEMORY_GIB['limits'] * at_once}Gi"}}
 
 
 def conformance_args(plan: Plan) -> list[str]:
@@ -141,7 +145,7 @@ def job(plan: Plan) -> dict:
                         "imagePullPolicy": "Never",
                         "workingDir": KIT_DIR,
                         "args": args(plan),
-                        "resources": RESOURCES,
+                        "resources": resources(plan),
                         "securityContext": {
                             "allowPrivilegeEscalation": False,
                             "capabilities": {"drop": ["ALL"]},
