@@ -370,6 +370,7 @@ def test_an_unreachable_cluster_is_one_clear_error_before_anything_is_built(caps
     (["--shards", "0", "--kind"], "--shards 0: one or more"),
     (["--shards", "2", "--kind", "--", "--splits", "4"], "--splits: the campaign sets it for every shard"),
     (["--shards", "2", "--kind", "--no-load"], "--no-load runs an image the nodes already have: name it with --image"),
+    (["--shards", "2", "--kind", "--no-load", "--image", "x"], "--no-load with --kind: the kind cluster made"),
     (["--shards", "2", "--kind", "--scheduler", "nope"], "--scheduler: choose from"),
 ])
 def test_bad_options_are_one_clear_error(capsys, argv, message):

@@ -80,6 +80,8 @@ def check(opts: Options) -> None:
         raise KitError("--timeout: more than 0 minutes")
     if opts.no_load and not opts.image:
         raise KitError("--no-load runs an image the nodes already have: name it with --image")
+    if opts.no_load and opts.kind:
+        raise KitError("--no-load with --kind: the kind cluster made for the campaign has no image until the kit loads it")
     for a in opts.pytest_args:
         if a.split("=")[0] in ("--splits", "--group", "--artifacts", "--junitxml", "--scheduler"):
             raise KitError(f"{a}: the campaign sets it for every shard (--shards, --scheduler, the results folder)")
