@@ -35,6 +35,7 @@ class Kube:
         except Exception as e:  # malformed or missing kubeconfig
             raise KitError(f"cannot load kubeconfig {self.kubeconfig}: {e}") from None
         self.core = client.CoreV1Api(self.api)
+        self.batch = client.BatchV1Api(self.api)  # a campaign's Indexed Job (harness/campaign)
         self.scheduling = client.SchedulingV1Api(self.api)
         self.policy = client.PolicyV1Api(self.api)
 
@@ -56,8 +57,9 @@ class Kube:
 
     # -- namespaces ---------------------------------------------------------------
 
-    def create_namespace(self, name: str, run_id: str) -> None:
-        self.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels={KIT_LABEL: run_id})))
+    def create_namespace(self, name: str, run_id: str, labels: dict[str, str] | None = None) -> None:
+        self.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(
+            name=name, labels={**(labels or {}), KIT_LABEL: run_id})))
 
         def has_default_account():
             try:

@@ -85,6 +85,21 @@ def test_a_warm_cache_builds_nothing(sandbox, monkeypatch):
     assert toolchain.ensure_module("1.34/etcd", go="go", go_version="go1.26 linux amd64") == {"etcd": target / "etcd"}
 
 
+def test_a_runner_image_finds_its_binaries_with_no_go(sandbox, monkeypatch):
+    # The runner image has the binaries under the host's cache keys and no Go: the version it
+    # names stands in for `go env`, and nothing asks for a go binary.
+    target = toolchain.binary_dir("1.34/etcd", "go1.26 linux amd64")
+    target.mkdir(parents=True)
+    (target / "etcd").write_text("#!/bin/sh\n")
+    (target / "etcd").chmod(0o755)
+    monkeypatch.setenv(toolchain.BUILT_BY_ENV, "go1.26 linux amd64")
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    assert toolchain.ensure_module("1.34/etcd") == {"etcd": target / "etcd"}
+    # A binary it does not hold is one clear error, not a build attempt.
+    with pytest.raises(KitError, match="runner image holding one release's prebuilt binaries"):
+        toolchain.ensure_module("1.35/etcd")
+
+
 def test_missing_go_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
     with pytest.raises(KitError, match="Go toolchain not found"):

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lower layers first: a module may import its own layer and any layer before it.
 LAYERS = ("harness.errors", "harness.host", "harness.build", ("harness.targets", "harness.gates"), "harness.kube",
           "harness.formats", "harness.clusters", "harness.run",
-          ("harness.explore", "harness.mutants", "harness.shards", "harness.site", "harness.bench"),
+          ("harness.explore", "harness.mutants", "harness.shards", "harness.site", "harness.bench", "harness.campaign"),
           "harness.cli")
 SOURCES = ("harness", "conformance", "reference", "benchmarks")
 

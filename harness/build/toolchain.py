@@ -209,9 +209,19 @@ def ldflags(module: str) -> str:
 # --- building -----------------------------------------------------------------
 
 
+# A runner image (harness/build/runner_image.py) carries binaries built elsewhere and no Go. It
+# names the Go that built them (`go env GOVERSION GOOS GOARCH`), so their cache entries are found
+# under the same keys without a toolchain to ask.
+BUILT_BY_ENV = "PRIORITYKIT_GO_VERSION"
+
+
 def go_binary() -> str:
     go = shutil.which("go")
     if not go:
+        if os.environ.get(BUILT_BY_ENV):
+            raise KitError(f"{BUILT_BY_ENV} is set: this is a runner image holding one release's prebuilt "
+                           "binaries and no Go toolchain, and the binaries asked for are not in it "
+                           "(another release, Karmada, a mutant?); build a runner image for them")
         raise KitError(
             "Go toolchain not found on PATH: the kit builds etcd, kube-apiserver, "
             "kube-controller-manager, kube-scheduler, kubectl and kwok from Go modules. "
@@ -232,6 +242,22 @@ def _go_version(go: str) -> str:
     if out.returncode != 0:
         raise KitError(f"`{go} env` failed: {out.stderr.strip()}")
     return " ".join(out.stdout.split())
+
+
+def go_version() -> str:
+    """What the cache keys name as the Go that builds: `go env GOVERSION GOOS GOARCH`."""
+    return _go_version(go_binary())
+
+
+def _toolchain(go: str | None = None, version: str | None = None) -> tuple[str | None, str]:
+    """The go binary and its version; no binary (None) where BUILT_BY_ENV names the version and
+    nothing is to be built, so a runner image finds its binaries without Go."""
+    if go is None and version is None:
+        version = os.environ.get(BUILT_BY_ENV) or None
+    if version is not None:
+        return go, version  # go may stay None: it is looked for only when something must be built
+    go = go or go_binary()
+    return go, _go_version(go)
 
 
 def cache_key(module: str, go_version: str) -> str:
@@ -281,8 +307,7 @@ def build_lock(module: str, key: str):
 
 def ensure_module(module: str, go: str | None = None, go_version: str | None = None) -> dict[str, Path]:
     """Return {binary name: path} for a wrapper module, building it if absent."""
-    go = go or go_binary()
-    go_version = go_version or _go_version(go)
+    go, go_version = _toolchain(go, go_version)
     if not (GOMOD_DIR / module / "go.mod").is_file():
         raise KitError(f"no wrapper module {module} in {GOMOD_DIR}: releases the kit can build: "
                        f"{', '.join(releases())}")
@@ -294,7 +319,7 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     with build_lock(module.replace("/", "-"), target.name):
         if _complete(paths):  # built by the process we waited for
             return paths
-        _build(module, target, go)
+        _build(module, target, go or go_binary())
     return paths
 
 
@@ -411,8 +436,7 @@ def ensure_all(components: tuple[str, ...] | None = None, release: str | None = 
         # A pod cluster's components; Karmada is built only for a Karmada run.
         components = tuple(c for c in MODULES if c not in ("karmada", "kind")
                            and (c != "scheduler-plugins" or has_plugins(release)))
-    go = go_binary()
-    go_version = _go_version(go)
+    go, go_version = _toolchain()
     out: dict[str, Path] = {}
     for name_ in components:
         for name, path in ensure_module(wrapper(name_, release), go, go_version).items():

@@ -8,6 +8,7 @@
   matrix FILE              which class can preempt which: immediately, after N s, never
   site [--out DIR]         the catalogue as a static HTML spec site, with a run's verdicts (--runs DIR)
   merge DIR...             shards' results (conformance, mutants, explore) as the report of one run
+  campaign --shards N      the suite in N shards as a Kubernetes Indexed Job, collected and merged
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli import build, cluster, explore, mutants, shards, site, spec
+from harness.cli import build, campaign, cluster, explore, mutants, shards, site, spec
 from harness.host import console
 
 # One module per command group, each adding its own subcommands; the order is the help's.
-GROUPS = (cluster, build, spec, site, mutants, explore, shards)
+GROUPS = (cluster, build, spec, site, mutants, explore, shards, campaign)
 
 
 def parser() -> argparse.ArgumentParser:

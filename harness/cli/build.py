@@ -1,4 +1,5 @@
-"""`build`, `kind-image`, `add-release`: the binaries, the kind node image and the wrapper modules."""
+"""`build`, `kind-image`, `runner-image`, `add-release`: the binaries, the kind node image, the campaign
+runner image and the wrapper modules."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ def register(sub) -> None:
     ki.add_argument("--save", type=Path, default=None, metavar="FILE",
                     help="also write it to FILE with `docker save` (to carry to an air-gapped host)")
     ki.set_defaults(func=kind_image)
+    ri = sub.add_parser("runner-image", help="build (or find) the image a campaign's pods run (./kit campaign), "
+                                             "offline: Debian's python3, the kit, its wheels, one release's binaries")
+    ri.add_argument("--k8s-version", metavar="RELEASE", help="the release whose binaries it holds (default: the "
+                    f"kit's default release, {DEFAULT_RELEASE})")
+    ri.add_argument("--save", type=Path, default=None, metavar="FILE",
+                    help="also write it to FILE with `docker save` (to load into a cluster's nodes by hand)")
+    ri.set_defaults(func=runner_image)
     ar = sub.add_parser("add-release", help="write the wrapper Go modules of a Kubernetes release (for maintainers)")
     ar.add_argument("--kubernetes", required=True, metavar="vX.Y.Z", help="k8s.io/kubernetes version")
     ar.add_argument("--etcd", required=True, metavar="vX.Y.Z", help="etcd server version (kubeadm's for the release)")
@@ -52,6 +60,18 @@ def kind_image(args) -> int:
         subprocess.run(["docker", "save", "-o", str(args.save), tag], check=True)
         print(f"saved to {args.save}: on another Docker host, `docker load -i {args.save.name}` and "
               f"`./kit conformance --cluster kind --kind-node-image {tag}`")
+    return 0
+
+
+def runner_image(args) -> int:
+    from harness.build import runner_image as image
+
+    started = time.monotonic()
+    tag = image.ensure(args.k8s_version)
+    print(f"{tag} ({time.monotonic() - started:.0f} s)")
+    if args.save:
+        subprocess.run(["docker", "save", "-o", str(args.save), tag], check=True)
+        print(f"saved to {args.save}")
     return 0
 
 
