@@ -19,9 +19,9 @@ def scenario(sid: str = "preempt-basic", builds=("plugins", "upstream"), release
     return Scenario(id=sid, builds=list(builds), releases=releases, for_releases={"1.35", "1.37"})
 
 
-def result(s: Scenario, ok=True, error=None, cancelled=False, known_faults=(), seconds=1.0, unmet=""):
+def result(s: Scenario, ok=True, error=None, cancelled=False, known_faults=(), seconds=1.0, unmet="", explained=False):
     return SimpleNamespace(scenario=s, ok=ok, error=error, cancelled=cancelled, known_faults=list(known_faults), unmet=unmet,
-                           seconds=seconds, report=lambda: f"{s.id}: the report")
+                           seconds=seconds, report=lambda: f"{s.id}: the report", explained_by_known_fault=explained)
 
 
 def batch(*results, build="plugins", release="1.35", wall=90.0):
@@ -87,3 +87,11 @@ def test_a_scenario_whose_needs_cannot_be_met_is_skipped_saying_why_never_passed
     why = "Kubernetes 1.34 has no feature gate GenericWorkload (kube-scheduler)"
     with pytest.raises(pytest.skip.Exception, match="not run: Kubernetes 1.34 has no feature gate GenericWorkload"):
         judge(s, batch(result(s, ok=False, unmet=why)))
+
+
+def test_a_difference_a_known_outcome_changing_fault_explains_is_an_xfail_naming_it(pytester_free=None):
+    from harness.run.verdict import Verdict, verdict
+
+    s = scenario()
+    assert verdict(result(s, ok=False, known_faults=["two nodes"], explained=True), "plugins", "1.35") is Verdict.FAULT
+    assert verdict(result(s, ok=False, known_faults=["two nodes"]), "plugins", "1.35") is Verdict.FAIL

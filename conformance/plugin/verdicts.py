@@ -34,4 +34,7 @@ def judge(scenario, batch, copy: int = 0) -> None:
     if v is Verdict.FAULT:
         # The pods ended as specified, but the events show a known scheduler race: reported by
         # name, never counted as a pass (strict=False: it comes and goes).
+        if result.explained_by_known_fault:
+            pytest.xfail("known scheduler fault of this build and release, which changed the outcome: "
+                         + "; ".join(map(str, result.known_faults)) + "\n" + result.report())
         pytest.xfail("known scheduler fault, outcome as specified: " + "; ".join(map(str, result.known_faults)))

@@ -31,7 +31,7 @@ def verdict(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Verdi
         # An error is no evidence of a difference.
         return Verdict.FAIL if (result.ok or result.error) else Verdict.DIFFERS
     if not result.ok:
-        return Verdict.FAIL
+        return Verdict.FAULT if result.explained_by_known_fault else Verdict.FAIL
     return Verdict.FAULT if result.known_faults else Verdict.PASS
 
 
