@@ -402,22 +402,24 @@ def advance(world: World, until: datetime | None = None, flush: bool = True) -> 
 def branches(before: World, step, limit: int = 16) -> list[World]:
     """Every world ``step(before)`` can lead to when ties let the scheduler choose.
 
-    ``step`` is a function of a world. Each tie met on a branch splits it, up
-    to ``limit`` worlds.
+    ``step`` is a function of a world. Each tie met on a path splits it, one branch per node,
+    depth first with the first node by name first (a pod group's cycle meets one tie per pod:
+    each must be split, not only the first); up to ``limit`` worlds, the all-first-by-name one
+    always among them.
     """
     done: list[World] = []
     todo = [before]
-    while todo and len(done) + len(todo) <= limit:
+    while todo and len(done) < limit:
         start_world = todo.pop()
         after = step(start_world)
-        done.append(after)
         fixed = dict(start_world.choices)
-        for key, nodes in after.allowed_nodes[len(before.allowed_nodes):]:
-            if key in fixed:
-                continue
-            for node in sorted(nodes)[1:]:
-                todo.append(replace(start_world, choices=start_world.choices + ((key, node),)))
-            break  # deeper ties are split on the next pass of that branch
+        tie = next(((k, nodes) for k, nodes in after.allowed_nodes[len(before.allowed_nodes):] if k not in fixed), None)
+        if tie is None:
+            done.append(after)
+            continue
+        key, nodes = tie
+        for node in sorted(nodes, reverse=True):  # the last pushed is tried first
+            todo.append(replace(start_world, choices=start_world.choices + ((key, node),)))
     return done
 
 
