@@ -320,9 +320,8 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
                 bins[m.id, b] = binary(m, b)
     # One baseline per build and per (release, selection) some mutant runs at: a kill is only
     # meaningful against a green run of the same scenarios on the same release.
-    wheres = sorted({m.where for m in mutants} | {(MUTANTS_RELEASE, "")})
-    cells = [(b, w) for w in wheres for b in builds
-             if w == (MUTANTS_RELEASE, "") or any(m.where == w and b in m.builds for m in mutants)]
+    wheres = sorted({m.where for m in mutants})
+    cells = [(b, w) for w in wheres for b in builds if any(m.where == w and b in m.builds for m in mutants)]
 
     def base(cell: tuple[str, tuple[str, str]]) -> Run:
         b, w = cell
