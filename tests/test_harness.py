@@ -284,3 +284,14 @@ def test_a_preemptor_that_lost_its_nomination_may_preempt_on_another_node():
     for nominated in ("", "n1", "n2"):
         kept.add("MODIFIED", mid(nominated))
     assert displaced(kept) == frozenset() and fault(two, displaced=displaced(kept))
+
+
+def test_the_api_server_is_told_its_address_only_where_no_default_route_exists():
+    from harness.clusters.local import has_default_route
+
+    header = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\n"
+    assert has_default_route(header + "eth0\t00000000\t0102A8C0\t0003\t0\t0\t0\t00000000\n", "")
+    # A pod on kind here: a route to its subnet only, and kube-apiserver refused to start.
+    assert not has_default_route(header + "eth0\t0000F40A\t00000000\t0001\t0\t0\t0\t00FFFFFF\n", "")
+    assert has_default_route(header, "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+                                     "fe800000000000000000000000000001 00000400 00000000 00000000 00000003 eth0\n")

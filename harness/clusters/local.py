@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -81,6 +82,33 @@ def binaries(options: ClusterOptions) -> dict[str, Path]:
             "scheduler-plugins/kube-scheduler" if options.build == "plugins" else "kubernetes/kube-scheduler"
         ]
     return bins
+
+
+def has_default_route(route: str, route6: str) -> bool:
+    """Whether /proc/net/route (or ipv6_route) lists a default route."""
+    v4 = any(len(f) > 1 and f[1] == "00000000" for f in (line.split() for line in route.splitlines()[1:]))
+    v6 = any(len(f) > 1 and set(f[0]) == {"0"} and f[1] == "00" for f in (line.split() for line in route6.splitlines()))
+    return v4 or v6
+
+
+def advertise_address() -> str | None:
+    """The address kube-apiserver must be told to advertise, or None to let it choose.
+
+    It picks the interface of the default route, and without one it refuses to start ("no
+    default routes found"): so it was in the pods of a campaign's Indexed Job on kind. The local
+    cluster is reached on loopback only, so the host's own address is enough."""
+    def read(path: str) -> str:
+        try:
+            return Path(path).read_text()
+        except OSError:
+            return ""
+    if has_default_route(read("/proc/net/route"), read("/proc/net/ipv6_route")):
+        return None
+    try:
+        address = socket.gethostbyname(socket.gethostname())
+    except OSError:
+        address = ""
+    return address if address and not address.startswith("127.") else "127.0.0.1"
 
 
 def with_gates(extra_args: dict[str, dict[str, str]], settings: gates.Settings) -> dict[str, dict[str, str]]:
@@ -190,6 +218,13 @@ class LocalCluster:
         self.timings["up"] = time.monotonic() - t0
         return self.kubeconfig  # type: ignore[return-value]
 
+    def _extra_args(self) -> dict[str, dict[str, str]]:
+        out = {name: dict(args) for name, args in self.options.extra_args.items()}
+        address = advertise_address()
+        if address:
+            out.setdefault("kube-apiserver", {}).setdefault("advertise-address", address)
+        return out
+
     def _create(self, bins: dict[str, Path]) -> None:
         assert self.workdir is not None
         sched_cfg = self.options.scheduler_config
@@ -200,7 +235,7 @@ class LocalCluster:
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
                               self.options.scheduler_verbosity, self.options.release, self.options.disable,
-                              with_pki(with_gates(self.options.extra_args, self.options.gates.at(self.options.release)), self.cluster_dir / "pki"))
+                              with_pki(with_gates(self._extra_args(), self.options.gates.at(self.options.release)), self.cluster_dir / "pki"))
         self._kwokctl.create(conf, timeout=self.options.ready_timeout + 30)
         self.kubeconfig = self._kwokctl.kubeconfig(self.workdir / "kubeconfig.yaml")
 
