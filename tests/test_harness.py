@@ -295,3 +295,6 @@ def test_the_api_server_is_told_its_address_only_where_no_default_route_exists()
     assert not has_default_route(header + "eth0\t0000F40A\t00000000\t0001\t0\t0\t0\t00FFFFFF\n", "")
     assert has_default_route(header, "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
                                      "fe800000000000000000000000000001 00000400 00000000 00000000 00000003 eth0\n")
+    # ...and its IPv6 table: only the unreachable (RTF_REJECT) default on lo, which is no route out.
+    assert not has_default_route(header, "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+                                         "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 lo\n")

@@ -86,8 +86,12 @@ def binaries(options: ClusterOptions) -> dict[str, Path]:
 
 def has_default_route(route: str, route6: str) -> bool:
     """Whether /proc/net/route (or ipv6_route) lists a default route."""
-    v4 = any(len(f) > 1 and f[1] == "00000000" for f in (line.split() for line in route.splitlines()[1:]))
-    v6 = any(len(f) > 1 and set(f[0]) == {"0"} and f[1] == "00" for f in (line.split() for line in route6.splitlines()))
+    # As kube-apiserver reads them (apimachinery's ChooseHostInterface): not on loopback, and an
+    # IPv6 entry flagged RTF_REJECT (0x200, "unreachable", which every IPv6 host has on lo) is none.
+    v4 = any(len(f) > 1 and f[0] != "lo" and f[1] == "00000000"
+             for f in (line.split() for line in route.splitlines()[1:]))
+    v6 = any(len(f) >= 10 and f[9] != "lo" and set(f[0]) == {"0"} and f[1] == "00" and not int(f[8], 16) & 0x200
+             for f in (line.split() for line in route6.splitlines()))
     return v4 or v6
 
 
