@@ -36,16 +36,22 @@ pytestmark = pytest.mark.skipif(not (BROWSER and DRIVER), reason=MISSING)
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
+    import os
+
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    # Chromium keeps a profile and an org.chromium.Chromium.* folder in TMPDIR and leaves them
+    # there when it quits: both go in pytest's own temporary folder, removed with the session.
+    scratch = tmp_path_factory.mktemp("chromium")
     opts = webdriver.ChromeOptions()
     opts.binary_location = BROWSER
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--allow-file-access-from-files"):
+                "--allow-file-access-from-files", f"--user-data-dir={scratch / 'profile'}"):
         opts.add_argument(arg)
-    driver = webdriver.Chrome(options=opts, service=Service(executable_path=DRIVER))
+    service = Service(executable_path=DRIVER, env={**os.environ, "TMPDIR": str(scratch)})
+    driver = webdriver.Chrome(options=opts, service=service)
     driver.set_page_load_timeout(30)
     yield driver
     driver.quit()
