@@ -59,7 +59,8 @@ ENTRYPOINT = '["/usr/local/bin/entrypoint", "/sbin/init"]'
 NOT_RUN = ("kube-proxy", "coredns")
 
 
-def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
+def run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
+    """A step of an image build: one KitError naming ``what`` and stderr's tail if it fails."""
     try:
         out = subprocess.run(cmd, capture_output=True, **kw)
     except FileNotFoundError:
@@ -69,6 +70,24 @@ def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
         raise KitError(f"{what} failed (exit {out.returncode}): `{' '.join(cmd[:4])} ...`\n"
                        + "\n".join(err.strip().splitlines()[-8:]))
     return out
+
+
+def require_debootstrap(image: str, command: str) -> None:
+    """Building ``image`` from a Debian rootfs needs root and debootstrap: say so before anything."""
+    if os.geteuid() != 0:
+        raise KitError(f"building {image} needs root (debootstrap, chroot): run `sudo ./kit {command}` once")
+    if shutil.which("debootstrap") is None:
+        raise KitError(f"building {image} needs debootstrap: `apt-get install debootstrap` "
+                       "(.ci/docker-host installs it)")
+
+
+def debootstrap(root: Path, recipe: dict, what: str) -> str:
+    """A Debian rootfs at ``root`` as ``recipe`` says (suite, variant, packages); the mirror used."""
+    mirror = debian_mirror()
+    console.log(f"{what}: debootstrap {recipe['suite']} from {mirror}")
+    run(["debootstrap", f"--variant={recipe['variant']}", "--include=" + ",".join(recipe["packages"]),
+         recipe["suite"], str(root), mirror], f"debootstrap of {what}")
+    return mirror
 
 
 def image_exists(ref: str) -> bool:
@@ -140,25 +159,18 @@ def ensure_base(kind_dir: Path) -> str:
     tag = base_tag(recipe_text, kind_dir)
     if image_exists(tag):
         return tag
-    if os.geteuid() != 0:
-        raise KitError("building the kind node image's base needs root (debootstrap): run `sudo ./kit kind-image` once")
-    if shutil.which("debootstrap") is None:
-        raise KitError("building the kind node image needs debootstrap: `apt-get install debootstrap` "
-                       "(.ci/docker-host installs it)")
+    require_debootstrap("the kind node image's base", "kind-image")
     recipe = yaml.safe_load(recipe_text)
-    work = Path(tempfile.mkdtemp(prefix="priority-conformance-kind-base-", dir=_scratch()))
+    work = Path(tempfile.mkdtemp(prefix="priority-conformance-kind-base-", dir=scratch()))
     started = time.monotonic()
     try:
         root = work / "rootfs"
-        mirror = debian_mirror()
-        console.log(f"building the kind node base: debootstrap {recipe['suite']} from {mirror} (about a minute)")
-        _run(["debootstrap", f"--variant={recipe['variant']}", "--include=" + ",".join(recipe["packages"]),
-              recipe["suite"], str(root), mirror], "debootstrap of the kind node base")
+        debootstrap(root, recipe, "the kind node base (about a minute)")
         _assemble_base(root, kind_dir / "images/base/files", recipe)
         tar = subprocess.Popen(["tar", "--numeric-owner", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
         # kind's image also sets STOPSIGNAL, which `docker import` cannot; kind removes its
         # nodes with `docker rm -f`, so no signal is ever asked of systemd.
-        _run(["docker", "import", "--change", "ENV container=docker",
+        run(["docker", "import", "--change", "ENV container=docker",
               "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}",
               "-", tag], "docker import of the kind node base", stdin=tar.stdout)
         tar.wait()
@@ -168,7 +180,8 @@ def ensure_base(kind_dir: Path) -> str:
     return tag
 
 
-def _scratch() -> Path:
+def scratch() -> Path:
+    # Beside the kit's other build work, not in /tmp: a rootfs is a few hundred MB.
     d = toolchain.cache_root() / "tmp"
     d.mkdir(parents=True, exist_ok=True)
     return d
@@ -209,12 +222,12 @@ def _assemble_base(root: Path, kind_files: Path, recipe: dict) -> None:
             Path(p).unlink()
     with open(root / "etc/systemd/journald.conf", "a") as f:
         f.write("ReadKMsg=no\n")
-    _run(["chroot", str(root), "systemctl", "enable", *recipe["enable_units"]], "systemctl enable in the node base")
-    _run(["chroot", str(root), "systemctl", "mask", *recipe["mask_units"]], "systemctl mask in the node base")
+    run(["chroot", str(root), "systemctl", "enable", *recipe["enable_units"]], "systemctl enable in the node base")
+    run(["chroot", str(root), "systemctl", "mask", *recipe["mask_units"]], "systemctl mask in the node base")
     (root / "etc/kubernetes/manifests").mkdir(parents=True, exist_ok=True)
     # containerd's base OCI spec, with kind's hook and without rlimits (raising a hard limit
     # needs CAP_SYS_RESOURCE, and kind's containers inherit them anyway).
-    spec = json.loads(_run(["chroot", str(root), "ctr", "oci", "spec"], "ctr oci spec in the node base").stdout)
+    spec = json.loads(run(["chroot", str(root), "ctr", "oci", "spec"], "ctr oci spec in the node base").stdout)
     spec.setdefault("hooks", {}).setdefault("createContainer", []).append({"path": "/kind/bin/mount-product-files.sh"})
     spec["process"].pop("rlimits", None)
     (root / "etc/containerd/cri-base.json").write_text(json.dumps(spec, indent=2) + "\n")
@@ -237,7 +250,7 @@ class Component:
 
 
 def kubeadm_images(kubeadm: Path, version: str) -> list[str]:
-    out = _run([str(kubeadm), "config", "images", "list", f"--kubernetes-version={version}"],
+    out = run([str(kubeadm), "config", "images", "list", f"--kubernetes-version={version}"],
                "kubeadm config images list", text=True)
     return out.stdout.split()
 
@@ -256,7 +269,7 @@ def build_pause(out_dir: Path, release: str | None) -> Path:
     if shutil.which("gcc") is None:
         raise KitError("building the kind node image needs gcc (pause is a static C program): `apt-get install gcc libc6-dev`")
     binary = out_dir / "pause"
-    _run(["gcc", "-Os", "-Wall", "-Werror", "-static", "-DVERSION=prioritykit", "-o", str(binary), str(src)],
+    run(["gcc", "-Os", "-Wall", "-Werror", "-static", "-DVERSION=prioritykit", "-o", str(binary), str(src)],
          "building pause with gcc -static")
     return binary
 
@@ -299,7 +312,7 @@ def import_binary_image(ref: str, binary: Path, entrypoint: str | None = None) -
     changes = ["--change", "ENV PATH=/usr/local/bin:/usr/bin:/bin"]
     if entrypoint:
         changes += ["--change", f"ENTRYPOINT {entrypoint}"]
-    _run(["docker", "import", *changes, "-", ref], f"docker import of {ref}", input=buf.getvalue())
+    run(["docker", "import", *changes, "-", ref], f"docker import of {ref}", input=buf.getvalue())
 
 
 def _root_owned(info: tarfile.TarInfo, mode: int) -> tarfile.TarInfo:
@@ -331,7 +344,7 @@ def ensure(release: str | None = None) -> str:
     base = ensure_base(kind_dir)
     files = {"/usr/bin/kubelet": node_bins["kubelet"], "/usr/bin/kubeadm": node_bins["kubeadm"],
              "/usr/bin/kubectl": bins["kubectl"]}
-    with tempfile.TemporaryDirectory(prefix="priority-conformance-kind-node-", dir=_scratch()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="priority-conformance-kind-node-", dir=scratch()) as tmp:
         pause = build_pause(Path(tmp), release)
         comps = components(release, node_bins["kubeadm"], bins, pause, kind_dir)
         tag = node_tag(release, base, files, comps)
@@ -354,22 +367,22 @@ def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Compone
                 import_binary_image(c.ref, c.binary, c.entrypoint)
                 made.append(c.ref)
         # Not privileged: importing without unpacking needs no mounts (kind's builder does the same).
-        _run(["docker", "run", "-d", "--name", container, "--entrypoint=sleep", "--security-opt", "seccomp=unconfined",
+        run(["docker", "run", "-d", "--name", container, "--entrypoint=sleep", "--security-opt", "seccomp=unconfined",
               base, "infinity"], "starting the node image's build container")
-        _run(["docker", "cp", f"{container}:/bin/busybox", str(tmp / "busybox")], "copying busybox out of the node base")
+        run(["docker", "cp", f"{container}:/bin/busybox", str(tmp / "busybox")], "copying busybox out of the node base")
         import_binary_image(HOLDOUT_IMAGE, tmp / "busybox", json.dumps(HOLDOUT_COMMAND))
         made.append(HOLDOUT_IMAGE)
         refs.append(HOLDOUT_IMAGE)
         archive = tmp / "images.tar"
-        _run(["docker", "save", "-o", str(archive), *refs], "docker save of the node's images")
+        run(["docker", "save", "-o", str(archive), *refs], "docker save of the node's images")
         for dest, src in files.items():
-            _run(["docker", "cp", str(src), f"{container}:{dest}"], f"copying {dest} into the node image")
+            run(["docker", "cp", str(src), f"{container}:{dest}"], f"copying {dest} into the node image")
         _exec(container, ["sh", "-c", f"chmod 0755 {' '.join(files)} && chown root:root {' '.join(files)} "
                                       f"&& printf %s {version} > /kind/version"])
         _exec(container, ["sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"])
         _wait_containerd(container)
         with open(archive, "rb") as f:
-            _run(["docker", "exec", "-i", container, "ctr", "--namespace=k8s.io", "images", "import",
+            run(["docker", "exec", "-i", container, "ctr", "--namespace=k8s.io", "images", "import",
                   "--no-unpack", "--all-platforms", "--digests", "-"],
                  "preloading the node's images into containerd", stdin=f)
         listed = _exec(container, ["ctr", "--namespace=k8s.io", "images", "list", "-q"]).stdout.split()
@@ -382,7 +395,7 @@ def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Compone
         # The container's init is `sleep`, which reaps nothing: a stopped containerd stays a zombie.
         _exec(container, ["sh", "-c", "pkill containerd; while ps -o stat= -C containerd | grep -qv Z; "
                                       "do sleep 0.2; done; rm -f /tmp/containerd.log"])
-        _run(["docker", "commit", "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", "CMD []",
+        run(["docker", "commit", "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", "CMD []",
               "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}", container, tag], "docker commit of the node image")
     finally:
         subprocess.run(["docker", "rm", "-f", container], capture_output=True)
@@ -391,7 +404,7 @@ def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Compone
 
 
 def _exec(container: str, cmd: list[str]) -> subprocess.CompletedProcess:
-    return _run(["docker", "exec", container, *cmd], f"`{' '.join(cmd)[:60]}` in the node image's build container",
+    return run(["docker", "exec", container, *cmd], f"`{' '.join(cmd)[:60]}` in the node image's build container",
                 text=True)
 
 

@@ -40,7 +40,7 @@ import yaml
 
 from harness import DATA, REPO
 from harness.build import toolchain
-from harness.build.node_image import debian_mirror, file_digest, image_exists
+from harness.build.node_image import debootstrap, file_digest, image_exists, require_debootstrap, run, scratch
 from harness.errors import KitError
 from harness.host import console
 from harness.host.cache import cache_root
@@ -54,18 +54,6 @@ UID = 1000  # the user the pods run as (harness/campaign/job.py): a fixed number
 USER = "kit"
 KEY_LABEL = "io.prioritykit.key"
 WHEELS_IN_ROOT = "tmp/wheels"
-
-
-def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
-    try:
-        out = subprocess.run(cmd, capture_output=True, **kw)
-    except FileNotFoundError:
-        raise KitError(f"{what}: `{cmd[0]}` is not installed") from None
-    if out.returncode != 0:
-        err = out.stderr if isinstance(out.stderr, str) else out.stderr.decode(errors="replace")
-        raise KitError(f"{what} failed (exit {out.returncode}): `{' '.join(cmd[:5])} ...`\n"
-                       + "\n".join(err.strip().splitlines()[-8:]))
-    return out
 
 
 def recipe() -> dict:
@@ -112,7 +100,7 @@ def download_wheels(dest: Path, python: str, glibc: str, reqs: list[str]) -> lis
            "--abi", f"cp{python.replace('.', '')}", "--abi", "abi3", "--abi", "none", "--dest", str(dest)]
     for p in platforms(glibc):
         cmd += ["--platform", p]
-    _run(cmd + reqs, "pip download of the kit's dependencies (PyPI)", text=True)
+    run(cmd + reqs, "pip download of the kit's dependencies (PyPI)", text=True)
     return sorted(dest.glob("*.whl"))
 
 
@@ -149,13 +137,6 @@ def tag_for(release: str, recipe_text: str, go: str, files: list[str], bins: dic
     return f"{REPOSITORY}:{toolchain.versions(release)['kubernetes']}-{h.hexdigest()[:12]}"
 
 
-def _scratch() -> Path:
-    # Beside the kit's other build work, not in /tmp: a rootfs is a few hundred MB.
-    d = cache_root() / "tmp"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
-
-
 def preflight() -> None:
     if shutil.which("docker") is None:
         raise KitError("the runner image is built with Docker: no `docker` command on PATH")
@@ -174,24 +155,20 @@ def ensure(release: str | None = None) -> str:
     recipe_text = RECIPE.read_text()
     conf = yaml.safe_load(recipe_text)
     files = sources()
-    work = Path(tempfile.mkdtemp(prefix="priority-conformance-runner-", dir=_scratch()))
+    work = Path(tempfile.mkdtemp(prefix="priority-conformance-runner-", dir=scratch()))
     try:
         wheels = download_wheels(work / "wheels", conf["python"], conf["glibc"], requirements())
         tag = tag_for(release, recipe_text, go, files, bins, wheels)
         if image_exists(tag):
             return tag
-        if os.geteuid() != 0:
-            raise KitError("building the runner image needs root (debootstrap, chroot): run `sudo ./kit runner-image` once")
-        if shutil.which("debootstrap") is None:
-            raise KitError("building the runner image needs debootstrap: `apt-get install debootstrap` "
-                           "(.ci/docker-host installs it)")
+        require_debootstrap("the runner image", "runner-image")
         started = time.monotonic()
         console.log(f"building the runner image {tag} (debootstrap, then the kit's venv: a few minutes)")
         root = work / "rootfs"
         _debootstrap(root, conf)
         _assemble(root, conf, files, bins, wheels)
         _import_and_check(root, tag, release, go)
-        size = int(_run(["docker", "image", "inspect", "-f", "{{.Size}}", tag], "docker image inspect", text=True).stdout)
+        size = int(run(["docker", "image", "inspect", "-f", "{{.Size}}", tag], "docker image inspect", text=True).stdout)
         console.log(f"built {tag} in {time.monotonic() - started:.0f} s ({size / 2**20:.0f} MiB)")
         return tag
     finally:
@@ -199,10 +176,7 @@ def ensure(release: str | None = None) -> str:
 
 
 def _debootstrap(root: Path, conf: dict) -> None:
-    mirror = debian_mirror()
-    console.log(f"runner image: debootstrap {conf['suite']} from {mirror}")
-    _run(["debootstrap", f"--variant={conf['variant']}", "--include=" + ",".join(conf["packages"]),
-          conf["suite"], str(root), mirror], "debootstrap of the runner image")
+    debootstrap(root, conf, "the runner image")
     # The wheels were chosen for this Python and glibc: if the suite gives others, say so now
     # rather than fail on an import in a pod.
     got = _chroot(root, ["python3", "-c", "import platform, sys; "
@@ -213,7 +187,7 @@ def _debootstrap(root: Path, conf: dict) -> None:
 
 
 def _chroot(root: Path, cmd: list[str], what: str | None = None) -> str:
-    return _run(["chroot", str(root), *cmd], what or f"`{' '.join(cmd)[:60]}` in the runner image's rootfs",
+    return run(["chroot", str(root), *cmd], what or f"`{' '.join(cmd)[:60]}` in the runner image's rootfs",
                 text=True).stdout
 
 
@@ -278,7 +252,7 @@ def _import_and_check(root: Path, tag: str, release: str, go: str) -> None:
     container = f"prioritykit-runner-check-{os.getpid()}"
     try:
         tar = subprocess.Popen(["tar", "--numeric-owner", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-        _run(["docker", "import", *_changes(tag, go), "-", unchecked], "docker import of the runner image",
+        run(["docker", "import", *_changes(tag, go), "-", unchecked], "docker import of the runner image",
              stdin=tar.stdout)
         if tar.wait() != 0:
             raise KitError(f"tar of the runner image's rootfs {root} failed (exit {tar.returncode})")
@@ -286,9 +260,9 @@ def _import_and_check(root: Path, tag: str, release: str, go: str) -> None:
         # their output goes to stderr, which a failure shows.
         check = (f"./kit build --k8s-version {release} 1>&2 && "
                  "./kit conformance --collect-only -q -p no:cacheprovider --splits 3 --group 1 1>&2")
-        _run(["docker", "run", "--rm", "--name", container, "--network", "none", unchecked, "bash", "-c", check],
+        run(["docker", "run", "--rm", "--name", container, "--network", "none", unchecked, "bash", "-c", check],
              "the runner image's check (./kit build and a collection, offline, as uid 1000)", text=True)
-        _run(["docker", "tag", unchecked, tag], "docker tag of the runner image")
+        run(["docker", "tag", unchecked, tag], "docker tag of the runner image")
     finally:
         subprocess.run(["docker", "rm", "-f", container], capture_output=True)
         subprocess.run(["docker", "rmi", unchecked], capture_output=True)  # the name only, once tagged
