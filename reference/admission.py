@@ -77,6 +77,18 @@ def validate_class_update(state: ClusterState, new: PriorityClass) -> Decision:
     return Accepted(new)
 
 
+def resolve_class(state: ClusterState, class_name: str) -> tuple[str, int, str] | Rejected:
+    """(class name, value, preemption policy) that admission stamps for ``class_name``: the global
+    default (or none: 0) when it is empty; a rejection when no such class exists."""
+    if not class_name:
+        d = default_class(state)
+        return (d.name, d.value, d.preemption_policy) if d else ("", 0, PREEMPT_LOWER)
+    pc = state.class_named(class_name) or system_class(class_name)
+    if pc is None:
+        return Rejected(f"no PriorityClass with name {class_name} was found", "spec.priorityClassName")
+    return pc.name, pc.value, pc.preemption_policy
+
+
 def admit_pod(
     state: ClusterState,
     pod: Pod,
@@ -89,14 +101,10 @@ def admit_pod(
     ``requested_*`` are what the pod spec itself set, if anything; the stamped
     values on ``pod`` are ignored and recomputed here.
     """
-    if not pod.priority_class_name:
-        d = default_class(state)
-        name, value, policy = (d.name, d.value, d.preemption_policy) if d else ("", 0, PREEMPT_LOWER)
-    else:
-        pc = state.class_named(pod.priority_class_name) or system_class(pod.priority_class_name)
-        if pc is None:
-            return Rejected(f"no PriorityClass with name {pod.priority_class_name} was found", "spec.priorityClassName")
-        name, value, policy = pc.name, pc.value, pc.preemption_policy
+    resolved = resolve_class(state, pod.priority_class_name)
+    if isinstance(resolved, Rejected):
+        return resolved
+    name, value, policy = resolved
     if requested_priority is not None and requested_priority != value:
         return Rejected(
             f"the integer value of priority ({requested_priority}) must not be provided in pod spec; "
@@ -116,13 +124,9 @@ def admit_pod(
 def admit_pod_group(state: ClusterState, group: PodGroup) -> Decision:
     """A new PodGroup's priority, resolved from its class on create as for a pod (admitPodGroup, with
     workload-aware preemption on); the class must exist."""
-    if not group.priority_class_name:
-        d = default_class(state)
-        name, value, policy = (d.name, d.value, d.preemption_policy) if d else ("", 0, PREEMPT_LOWER)
-    else:
-        pc = state.class_named(group.priority_class_name) or system_class(group.priority_class_name)
-        if pc is None:
-            return Rejected(f"no PriorityClass with name {group.priority_class_name} was found", "spec.priorityClassName")
-        name, value, policy = pc.name, pc.value, pc.preemption_policy
+    resolved = resolve_class(state, group.priority_class_name)
+    if isinstance(resolved, Rejected):
+        return resolved
+    name, value, policy = resolved
     reason = f"pod group priority {value} from " + (f"class {name}" if name else "no class (no global default)")
     return Accepted(replace(group, priority_class_name=name, priority=value, preemption_policy=policy), reason)
