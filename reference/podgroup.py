@@ -14,12 +14,12 @@ the facts, with file and line per release, are in docs/research/workload-aware-p
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from . import filter as flt
 from .objects import PREEMPT_NEVER, ClusterState, Pod, PodGroup
+from .preemption import filter_nodes, fit_error, split_by_pdb
 from .release import (GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_PLACEMENT_FIXED,
                       GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
 
@@ -117,13 +117,11 @@ def place(state: ClusterState, pods: list[Pod], choices: dict[str, str] | None =
     failed: dict[str, str] = {}
     rejectors: set[str] = set()
     for pod in pods:
-        statuses = {n.name: flt.run_filters(assumed, pod, n) for n in assumed.nodes}
-        feasible = sorted(n.name for n in assumed.nodes if statuses[n.name].ok and flt.fits(assumed, pod, n))
+        statuses, fit, rejected_by = filter_nodes(assumed, pod)
+        feasible = sorted(fit)
         if not feasible:
-            counts = Counter(r for s in statuses.values() for r in s.reasons)
-            failed[pod.key] = (f"0/{len(assumed.nodes)} nodes are available: "
-                               + ", ".join(f"{n} {r}" for r, n in sorted(counts.items())) + ".")
-            rejectors |= {s.plugin for s in statuses.values() if s.plugin}
+            failed[pod.key] = fit_error(statuses)
+            rejectors |= rejected_by
             continue
         chosen = (choices or {}).get(pod.key)
         node = chosen if chosen in feasible else feasible[0]
@@ -164,28 +162,6 @@ def victim_units(state: ClusterState, priority: int, release: str, now: datetime
     return [u for u in units if u.priority < priority]
 
 
-def _violates(units: list[Unit], state: ClusterState) -> tuple[list[Unit], list[Unit]]:
-    """(units one of whose pods a PDB protects, the others), each in its order: the protected are
-    tried first for a reprieve; a PDB never blocks (the budget is spent in that order)."""
-    allowed = [pdb.allowed_in(state.pods) for pdb in state.pdbs]
-    violating, fine = [], []
-    for u in units:
-        hit = False
-        for key in u.keys:
-            pod = state.pod_keyed(key)
-            if pod is None or not pod.labels:
-                continue
-            for i, pdb in enumerate(state.pdbs):
-                if pdb.namespace != pod.namespace or pdb.selector.empty or not pdb.selector.matches(pod.label_map):
-                    continue
-                if pod.name in pdb.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                hit = hit or allowed[i] < 0
-        (violating if hit else fine).append(u)
-    return violating, fine
-
-
 def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str, now: datetime,
             choices: dict[str, str] | None = None) -> tuple[tuple[str, ...], Placement | None, str]:
     """Workload-aware preemption for a failed cycle: (victims, the placement they make room for, why
@@ -197,7 +173,9 @@ def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str,
     room = place(state.without_pods(everyone), pods, choices)
     if not succeeds(state, group, len(room.nodes)):
         return (), None, "0/{} nodes are available even without every lower-priority pod".format(len(state.nodes))
-    violating, fine = _violates(sorted(eligible, key=Unit.importance), state)
+    # PDB-protected units are tried first for a reprieve; a PDB never blocks.
+    violating, fine = split_by_pdb(sorted(eligible, key=Unit.importance), state.pdbs, state.pods,
+                                   lambda u: [p for k in u.keys if (p := state.pod_keyed(k)) is not None])
     kept: list[Unit] = []
     for unit in violating + fine:
         back = {k for u in kept + [unit] for k in u.keys}

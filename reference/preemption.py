@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Protocol
+from typing import Callable, Iterable, Protocol
 
 from . import filter as flt
 from .objects import PREEMPT_NEVER, ClusterState, Node, Pod, PodDisruptionBudget
@@ -173,13 +173,17 @@ def importance(pod: Pod, now: datetime) -> tuple:
     return (-pod.priority, start_time(pod, now))
 
 
-def split_by_pdb(pods: list[Pod], pdbs: tuple[PodDisruptionBudget, ...], everyone: tuple[Pod, ...] = ()) -> tuple[list[Pod], list[Pod]]:
-    """(would violate a PDB, would not), keeping order; budgets are spent in that order."""
+def split_by_pdb(items: list, pdbs: tuple[PodDisruptionBudget, ...], everyone: tuple[Pod, ...] = (),
+                 pods_of: Callable[[object], Iterable[Pod]] | None = None) -> tuple[list, list]:
+    """(would violate a PDB, would not), keeping order; budgets are spent in that order. An item is
+    a pod, or with ``pods_of`` a unit of pods (a pod group's victim) that violates if any of them does."""
     allowed = [pdb.allowed_in(everyone) for pdb in pdbs]
     violating, fine = [], []
-    for pod in pods:
+    for item in items:
         violated = False
-        if pod.labels:
+        for pod in pods_of(item) if pods_of else (item,):
+            if not pod.labels:
+                continue
             for i, pdb in enumerate(pdbs):
                 if pdb.namespace != pod.namespace or pdb.selector.empty or not pdb.selector.matches(pod.label_map):
                     continue
@@ -188,7 +192,7 @@ def split_by_pdb(pods: list[Pod], pdbs: tuple[PodDisruptionBudget, ...], everyon
                 allowed[i] -= 1
                 if allowed[i] < 0:
                     violated = True
-        (violating if violated else fine).append(pod)
+        (violating if violated else fine).append(item)
     return violating, fine
 
 
@@ -349,6 +353,11 @@ def _summary(statuses: list[str]) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
 
 
+def fit_error(statuses: dict[str, flt.Status]) -> str:
+    """The filter phase's failure message: "0/N nodes are available: <count> <reason>, ..."."""
+    return f"0/{len(statuses)} nodes are available: " + _summary([r for s in statuses.values() for r in s.reasons]) + "."
+
+
 def rejector(state: ClusterState, pod: Pod, node: Node, status: flt.Status) -> str:
     """The filter plugin that turned ``node`` down: the first failing one, with the nominated pods
     counted, else the one failing without them (RunFilterPluginsWithNominatedPods runs both)."""
@@ -382,7 +391,7 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
                           reasons=(f"fits {len(feasible)} node(s) without preemption",))
 
     n = len(state.nodes)
-    filter_msg = f"0/{n} nodes are available: " + _summary([r for s in statuses.values() for r in s.reasons]) + "."
+    filter_msg = fit_error(statuses)
     ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name))
     if not ok:
         return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",
