@@ -1,6 +1,7 @@
 """The scheduling loop over time: what a cluster looks like after an action or a wait.
 
-``preemption.predict`` answers for one scheduling attempt. This module chains
+``reference.cycle`` applies one scheduling attempt (``preemption.predict`` for a pod,
+``podgroup.attempt`` for a pod group) to a ``reference.world.World``. This module chains
 attempts the way kube-scheduler does: pending pods are tried in queue order;
 a pod that cannot be placed is parked until an event its rejecting filters
 registered for says it may help (``requeue``) or the periodic flush; victims
@@ -13,233 +14,19 @@ about what happens next keep such ties out of their way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from itertools import groupby
 
 from . import eviction, podgroup
 from .admission import Rejected, admit_pod
+from .cycle import attempt
 from .objects import ClusterState, Pod
-from .preemption import PLUGINS, Prediction, predict
-from .release import DEFAULT_RELEASE, NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, Gates, has
+from .preemption import predict
 from .queue import UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
-from .requeue import (HINTS, ClusterEvent, assigned_pod_gone, nomination_changed, nominated_pod_deleted,
-                      pod_bound, woken_by)
-
-
-@dataclass(frozen=True)
-class World:
-    state: ClusterState
-    now: datetime
-    build: str
-    parked: tuple[tuple[str, datetime], ...] = ()  # (pod key, parked at)
-    preempted: frozenset[str] = frozenset()  # pods ever chosen as victims
-    allowed_nodes: tuple[tuple[str, frozenset[str]], ...] = ()  # where a tie let the scheduler choose
-    rejected: tuple[tuple[str, str], ...] = ()  # (object name, reason)
-    log: tuple[str, ...] = ()
-    predictions: tuple[Prediction, ...] = ()
-    # Where a tie lets the scheduler choose, the branch this world follows:
-    # (pod key, node). Without one, the first node by name.
-    choices: tuple[tuple[str, str], ...] = ()
-    release: str = DEFAULT_RELEASE  # the Kubernetes release whose behaviour is predicted (reference.release)
-    gates: Gates = ()  # feature gates its cluster was started with, over the release's defaults
-    # Events after which the order among equal-priority pods woken together decided what
-    # happened. The queue orders them by when each was last parked, and on a cluster shared
-    # with other work any unrelated event re-parks them in a new order: such an outcome can
-    # only be observed on a quiet cluster.
-    order_decided: tuple[str, ...] = ()
-    # Each parked pod's rejectors: the filter plugins whose queueing hints decide what wakes it.
-    rejectors: tuple[tuple[str, frozenset[str]], ...] = ()
-    # Failed attempts per pod, for its backoff (1 s doubling to 10 s).
-    failures: tuple[tuple[str, int], ...] = ()
-    # Pods moved back to the queue by an event and not tried yet, in the order they came.
-    queued: tuple[str, ...] = ()
-    # Pods the kubelet evicted for node pressure, and the node each was on (they stay Failed).
-    evicted: tuple[tuple[str, str], ...] = ()
-    # Each pod group's last preemption: (group key, its victims). Until they are gone the group
-    # is not tried again.
-    group_preemptions: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-    def parked_keys(self) -> set[str]:
-        return {k for k, _ in self.parked}
-
-    def allowed_for(self, key: str) -> frozenset[str] | None:
-        return dict(self.allowed_nodes).get(key)
-
-    def note(self, text: str) -> World:
-        return replace(self, log=self.log + (f"[{self.now.isoformat(timespec='seconds')}] {text}",))
-
-
-def _set_pod(world: World, pod: Pod) -> World:
-    return replace(world, state=world.state.with_pod(pod))
-
-
-def attempt(world: World, key: str) -> World:
-    """One scheduling attempt of a pending pod, and its effects."""
-    if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
-        return attempt_group(world, key)
-    pr = predict(world.state, key, world.build, world.now)
-    world = replace(world, predictions=world.predictions + (pr,))
-    pod = world.state.pod_keyed(key)
-    assert pod is not None
-    forced = dict(world.choices).get(key)
-    chosen = forced if forced in pr.nodes else (sorted(pr.nodes)[0] if pr.nodes else "")
-    if len(pr.nodes) > 1:
-        world = replace(world, allowed_nodes=world.allowed_nodes + ((key, pr.nodes),))
-    if pr.outcome == "schedule":
-        # Before 1.35 nothing clears status.nominatedNodeName when a pod is bound: a preemptor
-        # keeps showing the node it was nominated to (even if it landed elsewhere).
-        kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING, world.gates) else pod.nominated_node_name
-        bound = pod.with_(node_name=chosen, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
-        world = _set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
-        return wake(world, pod_bound(bound))
-    if pr.outcome == "preempt":
-        victims = pr.victims[chosen]
-        skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
-        evicted = []
-        for v in victims:
-            victim = world.state.pod_keyed(v)
-            if victim is None or (victim.terminating and skip_terminating):
-                continue
-            # Before 1.35 a victim already terminating (its owner deleted it) still gets the
-            # DisruptionTarget condition: upstream patches it before deleting again, and the second
-            # delete keeps the first deletion time. It then holds the preemptor back like any victim.
-            ends = victim.deletion_timestamp or world.now + timedelta(seconds=victim.termination_grace_seconds)
-            world = _set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
-            evicted.append(v)
-        # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
-        events: list[ClusterEvent] = []
-        if evicted or not (skip_terminating and PLUGINS[world.build].asynchronous):
-            for cleared in pr.nominations_cleared.get(chosen, ()):
-                other = world.state.pod_keyed(cleared)
-                if other is not None:
-                    world = _set_pod(world, other.with_(nominated_node_name=""))
-                    events.append(nomination_changed(other, ""))
-        if pod.nominated_node_name and pod.nominated_node_name != chosen:
-            events.append(nomination_changed(pod, chosen))
-        world = _set_pod(world, world.state.pod_keyed(key).with_(nominated_node_name=chosen))
-        world = replace(world, preempted=world.preempted | set(evicted))
-        world = world.note(f"{key} preempts {', '.join(victims) or 'nobody new'} on {chosen} ({pr.reasons[0]})")
-        world = _park(world, key, pr.rejectors)
-        for event in events:
-            world = wake(world, event)
-        return world
-    cleared = pr.nominated_node == "" and bool(pod.nominated_node_name)
-    if pr.nominated_node == "":
-        world = _set_pod(world, pod.with_(nominated_node_name=""))
-    world = _park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key, pr.rejectors)
-    return wake(world, nomination_changed(pod, "")) if cleared else world
-
-
-def attempt_group(world: World, key: str) -> World:
-    """One pod-group cycle for the group ``key`` belongs to (reference.podgroup), and its effects."""
-    pod = world.state.pod_keyed(key)
-    group = world.state.group_of(pod)
-    if group is None:
-        # The gang plugin's PreEnqueue: no PodGroup, no attempt (and no event, no message).
-        return _hold(world.note(f"{key} waits for its pod group {pod.group} to exist"), [key], frozenset())
-    victims = dict(world.group_preemptions).get(group.key, ())
-    preempting = any((v := world.state.pod_keyed(k)) is not None and v.terminating for k in victims)
-    ga = podgroup.attempt(world.state, group, world.release, world.gates, world.now, preempting, dict(world.choices))
-    pending = [p.key for p in podgroup.members_in_order(world.state, group)]
-    if ga.outcome == "held":
-        rejectors = frozenset({"NodeResourcesFit"}) if preempting else frozenset()
-        return _hold(world.note(f"{group.key}: {ga.reasons[0]}"), pending, rejectors)
-    outcome = {"schedule": "schedule", "preempt": "preempt"}.get(ga.outcome, "unschedulable")
-    world = replace(world, predictions=world.predictions + tuple(
-        Prediction(k, outcome if k in ga.placement or outcome == "unschedulable" else "unschedulable",
-                   frozenset({ga.placement[k]}) if k in ga.placement else frozenset(), reasons=ga.reasons,
-                   message="" if outcome == "schedule" and k in ga.placement else ga.messages.get(k, ""),
-                   rejectors=ga.rejectors)
-        for k in pending))
-    world = replace(world, allowed_nodes=world.allowed_nodes + tuple(ga.ties.items()))
-    if ga.outcome == "schedule":
-        events = []
-        for k, node in ga.placement.items():
-            member = world.state.pod_keyed(k)
-            kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING, world.gates) else member.nominated_node_name
-            bound = member.with_(node_name=node, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
-            world = _set_pod(world, bound)
-            events.append(pod_bound(bound))
-        world = world.note(f"{ga.reasons[0]}: " + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
-        for k in pending:
-            if k not in ga.placement:
-                world = _park(world.note(f"{k} stays pending: {ga.messages.get(k, '')}"), k, ga.rejectors)
-        for event in events:
-            world = wake(world, event)
-        return world
-    if ga.outcome == "preempt":
-        for v in ga.victims:
-            victim = world.state.pod_keyed(v)
-            ends = victim.deletion_timestamp or world.now + timedelta(seconds=victim.termination_grace_seconds)
-            world = _set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
-        for k in pending:
-            member = world.state.pod_keyed(k)
-            world = _set_pod(world, member.with_(nominated_node_name=ga.nominations.get(k, "")))
-        world = replace(world, preempted=world.preempted | set(ga.victims),
-                        group_preemptions=tuple(g for g in world.group_preemptions if g[0] != group.key)
-                        + ((group.key, ga.victims),))
-        world = world.note(f"{ga.reasons[0]}: {', '.join(ga.victims)}; placement "
-                           + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
-        for k in pending:
-            world = _park(world, k, ga.rejectors)
-        return world
-    world = world.note(f"{group.key} stays pending: {ga.reasons[0]}")
-    for k in pending:
-        world = _park(world, k, ga.rejectors)
-    return world
-
-
-def _hold(world: World, keys: list[str], rejectors: frozenset[str]) -> World:
-    """Parked without an attempt (a PreEnqueue plugin said not yet): no failure counted."""
-    parked = tuple(p for p in world.parked if p[0] not in keys) + tuple((k, world.now) for k in keys)
-    return replace(world, parked=parked,
-                   rejectors=tuple((k, r) for k, r in world.rejectors if k not in keys) + tuple((k, rejectors) for k in keys))
-
-
-def _park(world: World, key: str, rejectors: frozenset[str] = frozenset()) -> World:
-    """Back to the unschedulable pool with the plugins that rejected it; its place in the queue,
-    and the start of its backoff, are now."""
-    parked = tuple(p for p in world.parked if p[0] != key) + ((key, world.now),)
-    pod = world.state.pod_keyed(key)
-    world = _set_pod(world, pod.with_(queued_at=world.now)) if pod is not None else world
-    failures = dict(world.failures)
-    failures[key] = failures.get(key, 0) + 1
-    return replace(world, parked=parked, failures=tuple(sorted(failures.items())),
-                   rejectors=tuple((k, r) for k, r in world.rejectors if k != key) + ((key, rejectors),))
-
-
-def rejectors_of(world: World, key: str) -> frozenset[str]:
-    """The plugins that rejected a parked pod. A world read from a cluster may not know them: then
-    every plugin whose hints a pod event can satisfy counts, as if it had rejected the pod."""
-    found = dict(world.rejectors).get(key)
-    return found if found is not None else frozenset(HINTS)
-
-
-def wake(world: World, event: ClusterEvent) -> World:
-    """Move the parked pods that ``event`` may help back to the queue (``requeue.woken_by``)."""
-    woken = []
-    for key, _ in world.parked:
-        pod = world.state.pod_keyed(key)
-        why = woken_by(event, pod, rejectors_of(world, key), world.release) if pod is not None else ""
-        if why:
-            woken.append((key, why))
-    if not woken:
-        return world
-    keys = {k for k, _ in woken}
-    world = replace(world, parked=tuple(p for p in world.parked if p[0] not in keys),
-                    queued=world.queued + tuple(k for k, _ in woken if k not in world.queued))
-    return world.note(f"{event.what}: " + "; ".join(f"{k} tried again ({why})" for k, why in woken))
-
-
-def backing_off(world: World, key: str) -> bool:
-    """Whether a pod woken now is still in its backoff (it then waits in backoffQ behind the
-    pods whose backoff is over: the scheduler pops backoffQ only when activeQ is empty)."""
-    pod = world.state.pod_keyed(key)
-    count = dict(world.failures).get(key, 0)
-    if pod is None or not count or pod.queued_at is None:
-        return False
-    return world.now < pod.queued_at + backoff(count)
+from .release import DEFAULT_RELEASE, Gates
+from .requeue import assigned_pod_gone, nominated_pod_deleted
+from .world import PodView, World, backing_off, remove, set_pod, view, wake
 
 
 def pop_order(world: World, keys: tuple[str, ...]) -> list[str]:
@@ -324,7 +111,7 @@ def create_pod(world: World, pod: Pod, requested_priority: int | None = None, re
         return replace(world, rejected=world.rejected + ((pod.name, decision.reason),)).note(
             f"{pod.key} rejected: {decision.reason}")
     admitted = decision.obj.with_(queued_at=world.now)
-    world = _set_pod(world, admitted).note(f"{pod.key} admitted: {decision.reason}")
+    world = set_pod(world, admitted).note(f"{pod.key} admitted: {decision.reason}")
     return run_queue(world, {admitted.key})
 
 
@@ -333,9 +120,9 @@ def delete_pod(world: World, key: str) -> World:
     if pod is None or pod.terminating:
         return world
     if not pod.node_name:  # a pending pod goes at once; nominated, it gave back the room it held
-        world = _remove(world, key)
+        world = remove(world, key)
         return run_queue(wake(world, nominated_pod_deleted(pod)), set()) if pod.nominated_node_name else world
-    return _set_pod(world, pod.with_(deletion_timestamp=world.now + timedelta(seconds=pod.termination_grace_seconds)))
+    return set_pod(world, pod.with_(deletion_timestamp=world.now + timedelta(seconds=pod.termination_grace_seconds)))
 
 
 def pressure(world: World, node: str, resource: eviction.Resource, evictions: int) -> World:
@@ -351,19 +138,13 @@ def pressure(world: World, node: str, resource: eviction.Resource, evictions: in
         key = next(iter(victims))
         gone = world.state.pod_keyed(key)
         world = world.note(f"the kubelet evicts {key} (Failed, reason Evicted): its room on {node} is free")
-        world = replace(_remove(world, key), evicted=world.evicted + ((key, node),))
+        world = replace(remove(world, key), evicted=world.evicted + ((key, node),))
         world = run_queue(wake(world, assigned_pod_gone(gone)), set())
     return world
 
 
 class EvictionTie(ValueError):
     """A pressure step whose outcome the kubelet leaves to chance."""
-
-
-def _remove(world: World, key: str) -> World:
-    world = replace(world, state=world.state.without_pods([key]), parked=tuple(p for p in world.parked if p[0] != key),
-                    queued=tuple(k for k in world.queued if k != key))
-    return world.note(f"{key} is gone")
 
 
 def advance(world: World, until: datetime | None = None, flush: bool = True) -> World:
@@ -389,7 +170,7 @@ def advance(world: World, until: datetime | None = None, flush: bool = True) -> 
         world = replace(world, now=max(world.now, when))
         if kind == "gone":
             gone = world.state.pod_keyed(key)
-            world = _remove(world, key)
+            world = remove(world, key)
             if gone.node_name:
                 world = run_queue(wake(world, assigned_pod_gone(gone)), set())
         else:
@@ -425,41 +206,6 @@ def branches(before: World, step, limit: int = 16) -> list[World]:
 
 def start(state: ClusterState, build: str, now: datetime, release: str = DEFAULT_RELEASE, gates: Gates = ()) -> World:
     return World(state, now, build, release=release, gates=gates)
-
-
-@dataclass(frozen=True)
-class PodView:
-    """What an observer sees of one pod; the same shape for model and cluster."""
-
-    phase: str  # "running" | "pending" | "terminating" | "gone" | "rejected" | "evicted" (by the kubelet)
-    node: str = ""
-    nominated: str = ""
-    preempted: bool = False
-
-    def __str__(self) -> str:
-        bits = [self.phase]
-        if self.node:
-            bits.append(f"on {self.node}")
-        if self.nominated:
-            bits.append(f"nominated to {self.nominated}")
-        if self.preempted:
-            bits.append("preempted")
-        return " ".join(bits)
-
-
-def view(world: World) -> dict[str, PodView]:
-    out: dict[str, PodView] = {}
-    for p in world.state.pods:
-        phase = "terminating" if p.terminating else ("running" if p.node_name else "pending")
-        out[p.name] = PodView(phase, p.node_name, p.nominated_node_name, p.key in world.preempted)
-    for key, node in world.evicted:
-        out[key.split("/", 1)[1]] = PodView("evicted", node, preempted=key in world.preempted)
-    for key in world.preempted:
-        name = key.split("/", 1)[1]
-        out.setdefault(name, PodView("gone", preempted=True))
-    for name, _ in world.rejected:
-        out.setdefault(name, PodView("rejected"))
-    return out
 
 
 def waiting_for_an_event(world: World) -> list[str]:

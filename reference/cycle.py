@@ -1,0 +1,141 @@
+"""One scheduling cycle and its effects on the world: a pod's attempt, or a pod group's.
+
+``preemption.predict`` and ``podgroup.attempt`` decide; this module applies the decision the way
+kube-scheduler does: binds, marks victims Terminating with the DisruptionTarget condition, sets
+and clears nominations, parks what failed, and wakes the parked pods an effect may help.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from . import podgroup
+from .objects import Pod
+from .preemption import PLUGINS, Prediction, predict
+from .release import NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, has
+from .requeue import ClusterEvent, nomination_changed, pod_bound
+from .world import World, hold, park, set_pod, wake
+
+
+def attempt(world: World, key: str) -> World:
+    """One scheduling attempt of a pending pod, and its effects."""
+    if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
+        return attempt_group(world, key)
+    pr = predict(world.state, key, world.build, world.now)
+    world = replace(world, predictions=world.predictions + (pr,))
+    pod = world.state.pod_keyed(key)
+    assert pod is not None
+    forced = dict(world.choices).get(key)
+    chosen = forced if forced in pr.nodes else (sorted(pr.nodes)[0] if pr.nodes else "")
+    if len(pr.nodes) > 1:
+        world = replace(world, allowed_nodes=world.allowed_nodes + ((key, pr.nodes),))
+    if pr.outcome == "schedule":
+        bound = _bound(world, pod, chosen)
+        world = set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
+        return wake(world, pod_bound(bound))
+    if pr.outcome == "preempt":
+        victims = pr.victims[chosen]
+        skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
+        evicted = []
+        for v in victims:
+            victim = world.state.pod_keyed(v)
+            if victim is None or (victim.terminating and skip_terminating):
+                continue
+            world = _preempted(world, victim)
+            evicted.append(v)
+        # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
+        events: list[ClusterEvent] = []
+        if evicted or not (skip_terminating and PLUGINS[world.build].asynchronous):
+            for cleared in pr.nominations_cleared.get(chosen, ()):
+                other = world.state.pod_keyed(cleared)
+                if other is not None:
+                    world = set_pod(world, other.with_(nominated_node_name=""))
+                    events.append(nomination_changed(other, ""))
+        if pod.nominated_node_name and pod.nominated_node_name != chosen:
+            events.append(nomination_changed(pod, chosen))
+        world = set_pod(world, world.state.pod_keyed(key).with_(nominated_node_name=chosen))
+        world = replace(world, preempted=world.preempted | set(evicted))
+        world = world.note(f"{key} preempts {', '.join(victims) or 'nobody new'} on {chosen} ({pr.reasons[0]})")
+        world = park(world, key, pr.rejectors)
+        for event in events:
+            world = wake(world, event)
+        return world
+    cleared = pr.nominated_node == "" and bool(pod.nominated_node_name)
+    if pr.nominated_node == "":
+        world = set_pod(world, pod.with_(nominated_node_name=""))
+    world = park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key, pr.rejectors)
+    return wake(world, nomination_changed(pod, "")) if cleared else world
+
+
+def attempt_group(world: World, key: str) -> World:
+    """One pod-group cycle for the group ``key`` belongs to (reference.podgroup), and its effects."""
+    pod = world.state.pod_keyed(key)
+    group = world.state.group_of(pod)
+    if group is None:
+        # The gang plugin's PreEnqueue: no PodGroup, no attempt (and no event, no message).
+        return hold(world.note(f"{key} waits for its pod group {pod.group} to exist"), [key], frozenset())
+    victims = dict(world.group_preemptions).get(group.key, ())
+    preempting = any((v := world.state.pod_keyed(k)) is not None and v.terminating for k in victims)
+    ga = podgroup.attempt(world.state, group, world.release, world.gates, world.now, preempting, dict(world.choices))
+    pending = [p.key for p in podgroup.members_in_order(world.state, group)]
+    if ga.outcome == "held":
+        rejectors = frozenset({"NodeResourcesFit"}) if preempting else frozenset()
+        return hold(world.note(f"{group.key}: {ga.reasons[0]}"), pending, rejectors)
+    outcome = {"schedule": "schedule", "preempt": "preempt"}.get(ga.outcome, "unschedulable")
+    world = replace(world, predictions=world.predictions + tuple(
+        Prediction(k, outcome if k in ga.placement or outcome == "unschedulable" else "unschedulable",
+                   frozenset({ga.placement[k]}) if k in ga.placement else frozenset(), reasons=ga.reasons,
+                   message="" if outcome == "schedule" and k in ga.placement else ga.messages.get(k, ""),
+                   rejectors=ga.rejectors)
+        for k in pending))
+    world = replace(world, allowed_nodes=world.allowed_nodes + tuple(ga.ties.items()))
+    if ga.outcome == "schedule":
+        events = []
+        for k, node in ga.placement.items():
+            bound = _bound(world, world.state.pod_keyed(k), node)
+            world = set_pod(world, bound)
+            events.append(pod_bound(bound))
+        world = world.note(f"{ga.reasons[0]}: " + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
+        for k in pending:
+            if k not in ga.placement:
+                world = park(world.note(f"{k} stays pending: {ga.messages.get(k, '')}"), k, ga.rejectors)
+        for event in events:
+            world = wake(world, event)
+        return world
+    if ga.outcome == "preempt":
+        for v in ga.victims:
+            world = _preempted(world, world.state.pod_keyed(v))
+        for k in pending:
+            member = world.state.pod_keyed(k)
+            world = set_pod(world, member.with_(nominated_node_name=ga.nominations.get(k, "")))
+        world = replace(world, preempted=world.preempted | set(ga.victims),
+                        group_preemptions=tuple(g for g in world.group_preemptions if g[0] != group.key)
+                        + ((group.key, ga.victims),))
+        world = world.note(f"{ga.reasons[0]}: {', '.join(ga.victims)}; placement "
+                           + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
+        for k in pending:
+            world = park(world, k, ga.rejectors)
+        return world
+    world = world.note(f"{group.key} stays pending: {ga.reasons[0]}")
+    for k in pending:
+        world = park(world, k, ga.rejectors)
+    return world
+
+
+def _bound(world: World, pod: Pod, node: str) -> Pod:
+    # Before 1.35 nothing clears status.nominatedNodeName when a pod is bound: a preemptor
+    # keeps showing the node it was nominated to (even if it landed elsewhere).
+    kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING, world.gates) else pod.nominated_node_name
+    return pod.with_(node_name=node, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
+
+
+def _preempted(world: World, victim: Pod) -> World:
+    # A victim already terminating (its owner deleted it) keeps its first deletion time: the
+    # second delete does not move it. Before 1.35 such a victim still gets the DisruptionTarget
+    # condition (upstream patches it before deleting again) and holds the preemptor back like any.
+    ends = victim.deletion_timestamp or world.now + timedelta(seconds=victim.termination_grace_seconds)
+    return set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
+
+
+__all__ = ["attempt", "attempt_group"]
