@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import REPO
 from harness.host import lifecycle
-from harness.build import toolchain
+from harness.build import pins, toolchain
 from harness.errors import KitError
 from harness.run.pods.result import FAULT_ONLY
 from harness.targets import BUILDS
@@ -55,7 +55,7 @@ PACKAGES = {"upstream": ("kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler"),
 def scheduler(build: str, release: str = MUTANTS_RELEASE) -> tuple[str, str]:
     """(wrapper module, main package) of the build's kube-scheduler on ``release``."""
     component, package = PACKAGES[build]
-    return toolchain.wrapper(component, release), package
+    return pins.wrapper(component, release), package
 
 
 SCHEDULER = {b: scheduler(b) for b in PACKAGES}
@@ -116,13 +116,13 @@ def load_all(directory: Path = MUTANTS) -> list[Mutant]:
 
 def source_file(m: Mutant, wrapper: str) -> Path:
     """The pinned copy of the file the mutant patches, as the wrapper module resolves it."""
-    version = toolchain.module_versions(wrapper).get(m.module)
+    version = pins.module_versions(wrapper).get(m.module)
     if version is None:
         raise KitError(f"mutant {m.id}: module {m.module} is not part of the {wrapper} build")
     path = toolchain.go_mod_cache() / f"{m.module}@{version}" / m.file
     if not path.is_file():
         # Only packages a build compiled are certain to be in the module cache; fetch the module.
-        subprocess.run([toolchain.go_binary(), "mod", "download", m.module], cwd=toolchain.GOMOD_DIR / wrapper,
+        subprocess.run([toolchain.go_binary(), "mod", "download", m.module], cwd=pins.GOMOD_DIR / wrapper,
                        capture_output=True, env={**os.environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"})
     if not path.is_file():
         raise KitError(f"mutant {m.id}: file: {m.file} is not in {m.module}@{version} ({path})")
@@ -158,7 +158,7 @@ def source_tree(m: Mutant, build: str) -> tuple[Path, str]:
     wrapper = scheduler(build, m.release)[0]
     src = source_file(m, wrapper)
     text = patched(m, src.read_text())
-    version = toolchain.module_versions(wrapper)[m.module]
+    version = pins.module_versions(wrapper)[m.module]
     module_root = src.parents[len(Path(m.file).parts) - 1]
     key = hashlib.sha256(f"{m.module}@{version}\0{m.file}\0{text}".encode()).hexdigest()[:16]
     d = toolchain.cache_root() / "mutants" / f"{m.id}-{build}-{key}"
@@ -172,7 +172,7 @@ def source_tree(m: Mutant, build: str) -> tuple[Path, str]:
     target.write_text(text)
     wrapper_dir = d / "wrapper"
     wrapper_dir.mkdir()
-    for f in (toolchain.GOMOD_DIR / wrapper).iterdir():
+    for f in (pins.GOMOD_DIR / wrapper).iterdir():
         if f.is_file():
             shutil.copy(f, wrapper_dir / f.name)
     gomod = wrapper_dir / "go.mod"

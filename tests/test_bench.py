@@ -317,9 +317,9 @@ def args(**kw) -> Namespace:
 
 
 def test_targets_default_to_both_builds_on_the_default_release_and_upstream_on_the_newest():
-    from harness.build import toolchain
+    from harness.build import pins
 
-    newest = [r for r in toolchain.releases() if not toolchain.prerelease(r)][-1]  # 1.38 is a preview
+    newest = [r for r in pins.releases() if not pins.prerelease(r)][-1]  # 1.38 is a preview
     want = [f"plugins@{DEFAULT_RELEASE}", f"upstream@{DEFAULT_RELEASE}"]
     assert targets(args()) == want + ([f"upstream@{newest}"] if newest != DEFAULT_RELEASE else [])
     assert targets(args(scheduler="upstream")) == [f"upstream@{DEFAULT_RELEASE}"]

@@ -6,7 +6,7 @@ import stat
 import pytest
 import yaml
 
-from harness.build import toolchain
+from harness.build import pins, toolchain
 from harness.cli import main as cli_main
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config
 from harness.clusters.local import ClusterOptions
@@ -16,7 +16,7 @@ from reference.scheduler import PodView
 
 
 def test_versions_come_from_the_wrapper_go_mod_files():
-    v = toolchain.versions("1.34")
+    v = pins.versions("1.34")
     assert v["kubernetes"] == "v1.34.4"
     assert v["scheduler-plugins"] == "v0.34.7"
     assert v["scheduler-plugins-kubernetes"] == v["kubernetes"]
@@ -24,12 +24,12 @@ def test_versions_come_from_the_wrapper_go_mod_files():
 
 
 def test_releases_are_the_directories_of_wrappers_and_the_default_runs_both_builds():
-    releases = toolchain.releases()
+    releases = pins.releases()
     assert releases[0] == "1.34" and releases == sorted(releases, key=lambda r: int(r.split(".")[1]))
-    assert toolchain.has_plugins(toolchain.default_release())
-    assert all(not toolchain.has_plugins(r) for r in releases if r > toolchain.default_release())
+    assert pins.has_plugins(pins.default_release())
+    assert all(not pins.has_plugins(r) for r in releases if r > pins.default_release())
     for r in releases:
-        v = toolchain.versions(r)
+        v = pins.versions(r)
         assert v["kubernetes"].startswith(f"v{r}.")
         assert v.get("scheduler-plugins-kubernetes", v["kubernetes"]) == v["kubernetes"], \
             "both scheduler builds of a release share one Kubernetes"
@@ -46,7 +46,7 @@ def test_ldflags_stamp_real_versions():
     assert "gitVersion=v1.34.4 " in toolchain.ldflags("1.34/kubernetes") + " "
     assert "gitVersion=v1.34.4+scheduler-plugins.v0.34.7" in toolchain.ldflags("1.34/scheduler-plugins")
     assert "gitMinor=34 " in toolchain.ldflags("1.34/kubernetes") + " "
-    assert f"consts.KubeVersion={toolchain.versions()['kubernetes'].lstrip('v')}" in toolchain.ldflags("kwok")
+    assert f"consts.KubeVersion={pins.versions()['kubernetes'].lstrip('v')}" in toolchain.ldflags("kwok")
 
 
 @pytest.fixture
@@ -54,17 +54,17 @@ def sandbox(tmp_path, monkeypatch):
     """A private cache and a private copy of the wrapper modules."""
     monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path / "cache"))
     gomod = tmp_path / "gomod"
-    shutil.copytree(toolchain.GOMOD_DIR, gomod)
-    monkeypatch.setattr(toolchain, "GOMOD_DIR", gomod)
+    shutil.copytree(pins.GOMOD_DIR, gomod)
+    monkeypatch.setattr(pins, "GOMOD_DIR", gomod)
     return tmp_path
 
 
 def test_cache_key_follows_the_module_files(sandbox):
     before = toolchain.cache_key("1.34/etcd", "go1.26")
-    other_release = {r: toolchain.cache_key(f"{r}/etcd", "go1.26") for r in toolchain.releases()[1:]}
+    other_release = {r: toolchain.cache_key(f"{r}/etcd", "go1.26") for r in pins.releases()[1:]}
     assert toolchain.cache_key("1.34/etcd", "go1.26") == before
     assert toolchain.cache_key("1.34/etcd", "go1.27") != before
-    gomod = toolchain.GOMOD_DIR / "1.34" / "etcd" / "go.mod"
+    gomod = pins.GOMOD_DIR / "1.34" / "etcd" / "go.mod"
     gomod.write_text(gomod.read_text() + "// changed\n")
     assert toolchain.cache_key("1.34/etcd", "go1.26") != before
     # Building a second release must not rebuild the first, nor the other way round.

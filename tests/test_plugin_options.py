@@ -11,7 +11,7 @@ import pytest
 
 from conformance.plugin.options import check_files, targets
 from conformance.plugin.state import RunOptions
-from harness.build import toolchain
+from harness.build import pins
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -31,10 +31,10 @@ def test_the_targets_are_the_builds_asked_for_or_each_build_at_each_release():
     assert targets(DEFAULTS) == ["plugins"]
     assert targets(opts(scheduler="plugins, upstream")) == ["plugins", "upstream"]
     every = targets(opts(scheduler="plugins,upstream", k8s_version="all"))
-    releases = toolchain.releases()
+    releases = pins.releases()
     # Release order, and the plugins build only where scheduler-plugins builds.
     assert every == [f"{b}@{r}" for r in releases for b in ("plugins", "upstream")
-                     if b == "upstream" or toolchain.has_plugins(r)]
+                     if b == "upstream" or pins.has_plugins(r)]
     assert targets(opts(scheduler="upstream", k8s_version=releases[-1])) == [f"upstream@{releases[-1]}"]
 
 
@@ -53,8 +53,8 @@ def test_a_wrong_build_or_release_is_one_usage_error(changes, message):
 
 
 def test_the_plugins_build_on_releases_it_does_not_build_on_is_refused_unless_a_binary_is_given(tmp_path):
-    newest = toolchain.releases()[-1]
-    if toolchain.has_plugins(newest):
+    newest = pins.releases()[-1]
+    if pins.has_plugins(newest):
         pytest.skip("every release has a scheduler-plugins build")
     with pytest.raises(pytest.UsageError, match=f"--k8s-version {newest}: no scheduler-plugins release builds on it"):
         targets(opts(k8s_version=newest))
@@ -105,7 +105,7 @@ def test_the_session_builds_the_components_of_the_clusters_the_options_start():
     assert needed() == {None: ("etcd", "kwok", "kubernetes", "scheduler-plugins")}
     assert needed(scheduler="upstream") == {None: ("etcd", "kwok", "kubernetes")}
     assert needed(scheduler_binary=Path("s")) == {None: ("etcd", "kwok", "kubernetes")}
-    r = toolchain.releases()[0]
+    r = pins.releases()[0]
     assert needed(scheduler="upstream,plugins", k8s_version=r) == {r: ("etcd", "kwok", "kubernetes", "scheduler-plugins")}
     assert needed(system="karmada", k8s_version=r) == {r: ("etcd", "kwok", "kubernetes", "karmada")}
     # Nothing for a cluster the kit does not start, or none at all.

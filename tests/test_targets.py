@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from harness import targets
-from harness.build import toolchain
+from harness.build import pins
 from harness.errors import KitError
 from reference.preemption import PLUGINS
 from reference.release import DEFAULT_RELEASE, RELEASES
@@ -39,21 +39,21 @@ def test_builds_parse_from_a_comma_list_and_refuse_unknown_ones():
 
 def test_the_toolchain_runs_the_release_the_model_predicts():
     assert DEFAULT_RELEASE in RELEASES
-    assert toolchain.default_release() == DEFAULT_RELEASE == targets.DEFAULT_RELEASE
+    assert pins.default_release() == DEFAULT_RELEASE == targets.DEFAULT_RELEASE
 
 
 def test_a_default_release_without_both_builds_is_a_loud_error(tmp_path, monkeypatch):
     gomod = tmp_path / "gomod"
-    shutil.copytree(toolchain.GOMOD_DIR, gomod)
+    shutil.copytree(pins.GOMOD_DIR, gomod)
     shutil.rmtree(gomod / DEFAULT_RELEASE / "scheduler-plugins")
-    monkeypatch.setattr(toolchain, "GOMOD_DIR", gomod)
+    monkeypatch.setattr(pins, "GOMOD_DIR", gomod)
     with pytest.raises(KitError, match=f"default release {DEFAULT_RELEASE} .* both scheduler builds"):
-        toolchain.default_release()
+        pins.default_release()
 
 
 def test_the_mutants_keep_their_own_release():
     from harness import mutants
 
     # The release whose sources the mutants' texts quote; it moves with them, not with the default.
-    assert mutants.MUTANTS_RELEASE in toolchain.releases()
+    assert mutants.MUTANTS_RELEASE in pins.releases()
     assert all(wrapper.startswith(mutants.MUTANTS_RELEASE + "/") for wrapper, _ in mutants.SCHEDULER.values())

@@ -88,25 +88,26 @@ def test_a_drawing_error_is_a_text_file_not_an_exception():
 
 
 def test_a_failing_run_s_artifacts_include_its_timeline(tmp_path, monkeypatch):
-    """ScenarioRun.save_artifacts, without a cluster: the picture beside the report."""
+    """archive.keep_failure, without a cluster: the picture beside the report."""
     from harness.formats.pods import load
     from harness.formats.catalogue import CATALOGUES
-    from harness.run.pods import scenario_run
+    from harness.run.pods import archive
+    from harness.run.pods.result import Result
 
-    run = scenario_run.ScenarioRun.__new__(scenario_run.ScenarioRun)
-    run.s = load(CATALOGUES["pods"] / "preempt-basic.yaml")
-    run.label, run.release, run.copy, run.artifacts_dir, run.scheduler_log = "plugins", "1.35", 0, tmp_path, None
-    run.history = history()
-    run.history.events = lambda: []
-    run.kube = type("K", (), {"api": client.ApiClient()})()
-    run.act = type("A", (), {"names": type("N", (), {"mentions": staticmethod(lambda line: True)})()})()
-    run.result = scenario_run.Result(run.s, "plugins", steps())
-    run.save_artifacts()
+    s = load(CATALOGUES["pods"] / "preempt-basic.yaml")
+    where = archive.Archive(tmp_path, "plugins", s.id, "1.35")
+    recorded = history()
+    recorded.events = lambda: []
+    kube = type("K", (), {"api": client.ApiClient()})()
+    names = type("N", (), {"mentions": staticmethod(lambda line: True)})()
+    result = Result(s, "plugins", steps())
+    archive.keep_failure(where, result, recorded, kube, names)
     d = tmp_path / "plugins" / "preempt-basic"
+    assert result.artifacts == d
     assert png_size((d / timeline.FILE).read_bytes())[0] == 1100 and (d / "report.txt").exists()
 
     monkeypatch.setattr(timeline, "draw", lambda *a, **k: 1 / 0)
-    run.save_artifacts()  # the picture fails: the rest is written all the same
+    archive.keep_failure(where, result, recorded, kube, names)  # the picture fails: the rest is written all the same
     assert "ZeroDivisionError" in (d / timeline.ERROR_FILE).read_text()
 
 

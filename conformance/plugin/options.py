@@ -89,9 +89,9 @@ def targets(opts: RunOptions) -> list[str]:
     if opts.kubeconfig or opts.cluster != "local":
         raise pytest.UsageError("--k8s-version chooses the release of the local cluster the kit starts; "
                                 "an existing or kind cluster runs the release it runs")
-    from harness.build import toolchain
+    from harness.build import pins
 
-    known = toolchain.releases()
+    known = pins.releases()
     chosen = known if wanted.strip() == "all" else [r.strip() for r in wanted.split(",") if r.strip()]
     unknown = [r for r in chosen if r not in known]
     if unknown or not chosen:
@@ -99,10 +99,10 @@ def targets(opts: RunOptions) -> list[str]:
                                 f"choose from {', '.join(known)} or all")
     own_binary = opts.scheduler_binary is not None
     found = [f"{b}@{r}" for r in chosen for b in builds
-             if b != "plugins" or own_binary or toolchain.has_plugins(r)]
+             if b != "plugins" or own_binary or pins.has_plugins(r)]
     if not found:
         raise pytest.UsageError(f"--k8s-version {wanted}: no scheduler-plugins release builds on it; "
-                                f"the plugins build runs on {', '.join(r for r in known if toolchain.has_plugins(r))}")
+                                f"the plugins build runs on {', '.join(r for r in known if pins.has_plugins(r))}")
     return found
 
 
@@ -125,7 +125,7 @@ def _paths(scenarios: tuple[Path, ...] | None) -> list[Path] | None:
 
 
 def check_karmada(state: RunState) -> None:
-    from harness.build import toolchain
+    from harness.build import pins
     from harness.clusters.karmada import parse_gates
 
     opts = state.options
@@ -133,9 +133,9 @@ def check_karmada(state: RunState) -> None:
         raise pytest.UsageError("--system karmada runs on the local Karmada control plane the kit starts; "
                                 "--cluster kind and --kubeconfig are for pod scheduling")
     release = opts.k8s_version
-    if release is not None and release not in toolchain.releases():
+    if release is not None and release not in pins.releases():
         raise pytest.UsageError(f"--k8s-version: with --system karmada, one release of "
-                                f"{', '.join(toolchain.releases())} for its API server and members")
+                                f"{', '.join(pins.releases())} for its API server and members")
     try:
         state.karmada_gates = parse_gates(opts.karmada_scheduler_gates or "")
     except KitError as e:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.bench import check, measure, metrics, report
 from harness.bench.workload import NAMESPACE, Workload, fill_timeout, report_progress
-from harness.build import toolchain
+from harness.build import pins
 from harness.clusters.local import ClusterOptions, LocalCluster
 from harness.errors import KitError
 from harness.host import console, lifecycle
@@ -76,8 +76,8 @@ def sizes(text: str) -> list[int]:
 
 def targets(args: argparse.Namespace) -> list[str]:
     """Every target as build@release."""
-    known = toolchain.releases()
-    default = toolchain.default_release()
+    known = pins.releases()
+    default = pins.default_release()
     if args.targets:
         if args.scheduler or args.k8s_version:
             raise KitError("--targets names builds and releases itself: leave out --scheduler and --k8s-version")
@@ -91,15 +91,15 @@ def targets(args: argparse.Namespace) -> list[str]:
         releases = [r.strip() for r in (args.k8s_version or default).split(",") if r.strip()]
         out = [f"{b}@{r}" for r in releases for b in builds]
     else:
-        newest = [r for r in known if not toolchain.prerelease(r)][-1]  # a preview is not the newest release
+        newest = [r for r in known if not pins.prerelease(r)][-1]  # a preview is not the newest release
         out = [f"{b}@{default}" for b in BUILDS] + ([f"upstream@{newest}"] if newest != default else [])
     for t in out:
         build, release = split_target(t)
         if release not in known:
             raise KitError(f"no Kubernetes release {release} in the kit: choose from {', '.join(known)}")
-        if build == "plugins" and not toolchain.has_plugins(release):
+        if build == "plugins" and not pins.has_plugins(release):
             raise KitError(f"{t}: no scheduler-plugins release builds on Kubernetes {release}; the plugins build "
-                           f"runs on {', '.join(r for r in known if toolchain.has_plugins(r))}")
+                           f"runs on {', '.join(r for r in known if pins.has_plugins(r))}")
     if not out:
         raise KitError("no target to run")
     return list(dict.fromkeys(out))

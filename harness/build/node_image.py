@@ -39,7 +39,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.build import toolchain
+from harness.build import pins, toolchain
 from harness.host import console
 from harness.errors import KitError
 from harness.host.wait import NotYet, wait_for
@@ -113,7 +113,7 @@ def file_digest(path: Path) -> str:
 def kind_module_dir() -> Path:
     """The kind module's source, as the build of the kind binary downloaded it."""
     toolchain.ensure_module("kind")
-    version = toolchain.module_versions("kind")["sigs.k8s.io/kind"]
+    version = pins.module_versions("kind")["sigs.k8s.io/kind"]
     path = toolchain.go_mod_cache() / f"sigs.k8s.io/kind@{version}"
     if not (path / "images/base/files").is_dir():
         raise KitError(f"kind's base files are missing from the Go module cache: {path}/images/base/files")
@@ -262,7 +262,7 @@ def _sandbox_image(kind_dir: Path) -> str:
 
 def build_pause(out_dir: Path, release: str | None) -> Path:
     """pause from the Kubernetes module's own source, static, as its Makefile builds it."""
-    version = toolchain.versions(release)["kubernetes"]
+    version = pins.versions(release)["kubernetes"]
     src = toolchain.go_mod_cache() / f"k8s.io/kubernetes@{version}/build/pause/linux/pause.c"
     if not src.is_file():
         raise KitError(f"pause's source is missing from the Go module cache: {src}")
@@ -275,7 +275,7 @@ def build_pause(out_dir: Path, release: str | None) -> Path:
 
 
 def components(release: str | None, kubeadm: Path, bins: dict[str, Path], pause: Path, kind_dir: Path) -> list[Component]:
-    version = toolchain.versions(release)["kubernetes"]
+    version = pins.versions(release)["kubernetes"]
     out: list[Component] = []
     for ref in kubeadm_images(kubeadm, version):
         name = ref.rsplit("/", 1)[-1].split(":")[0]
@@ -296,7 +296,7 @@ def components(release: str | None, kubeadm: Path, bins: dict[str, Path], pause:
 
 
 def plugins_image(release: str | None = None) -> str:
-    return f"{PLUGINS_IMAGE_REPO}:{toolchain.versions(release)['scheduler-plugins']}"
+    return f"{PLUGINS_IMAGE_REPO}:{pins.versions(release)['scheduler-plugins']}"
 
 
 def import_binary_image(ref: str, binary: Path, entrypoint: str | None = None) -> None:
@@ -323,7 +323,7 @@ def _root_owned(info: tarfile.TarInfo, mode: int) -> tarfile.TarInfo:
 
 
 def node_tag(release: str | None, base: str, files: dict[str, Path], comps: list[Component]) -> str:
-    version = toolchain.versions(release)["kubernetes"]
+    version = pins.versions(release)["kubernetes"]
     parts: list[str] = [base, Path(__file__).read_bytes().hex()]
     for name, path in sorted(files.items()):
         parts += [name, file_digest(path)]
@@ -352,7 +352,7 @@ def ensure(release: str | None = None) -> str:
             return tag
         started = time.monotonic()
         console.log(f"building the kind node image {tag}")
-        _build_node(tag, base, files, comps, toolchain.versions(release)["kubernetes"], Path(tmp))
+        _build_node(tag, base, files, comps, pins.versions(release)["kubernetes"], Path(tmp))
     console.log(f"built {tag} in {time.monotonic() - started:.0f} s")
     return tag
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import yaml
 
 from harness import DATA, REPO
-from harness.build import toolchain
+from harness.build import pins, toolchain
 from harness.build.node_image import debootstrap, file_digest, image_exists, require_debootstrap, run, scratch
 from harness.errors import KitError
 from harness.host import console
@@ -134,7 +134,7 @@ def tag_for(release: str, recipe_text: str, go: str, files: list[str], bins: dic
         part(rel, file_digest(path))
     for w in wheels:
         part(w.name, file_digest(w))
-    return f"{REPOSITORY}:{toolchain.versions(release)['kubernetes']}-{h.hexdigest()[:12]}"
+    return f"{REPOSITORY}:{pins.versions(release)['kubernetes']}-{h.hexdigest()[:12]}"
 
 
 def preflight() -> None:
@@ -149,7 +149,7 @@ def preflight() -> None:
 def ensure(release: str | None = None) -> str:
     """The runner image of ``release`` (default: the kit's), built if absent; its tag."""
     preflight()
-    release = release or toolchain.default_release()
+    release = release or pins.default_release()
     bins = binaries(release)
     go = toolchain.go_version()
     recipe_text = RECIPE.read_text()

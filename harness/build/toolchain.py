@@ -17,12 +17,9 @@ linker flags). A warm run finds them and builds nothing.
 
 from __future__ import annotations
 
-from harness import GOMOD
-
 import fcntl
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -31,14 +28,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference.release import DEFAULT_RELEASE
-
+from harness.build import pins
+from harness.build.pins import default_release, has_plugins, karmada_version, releases, versions, wrapper
 from harness.errors import KitError
 from harness.host.cache import cache_root
 from harness.host.console import log
-
-GOMOD_DIR = GOMOD
-
 
 @dataclass(frozen=True)
 class Module:
@@ -50,37 +44,6 @@ class Module:
 
     def binary_names(self) -> tuple[str, ...]:
         return tuple(_binary_name(p, self.prefix) for p in self.packages)
-
-
-RELEASE_DIR = re.compile(r"^\d+\.\d+$")
-SHARED = ("kwok", "karmada", "kind")  # one wrapper for every release
-
-
-def releases() -> list[str]:
-    """The Kubernetes releases the kit can build, oldest first: each a directory of wrappers."""
-    found = [d.name for d in GOMOD_DIR.iterdir() if d.is_dir() and RELEASE_DIR.match(d.name)]
-    return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".")))
-
-
-def has_plugins(release: str) -> bool:
-    """Whether a scheduler-plugins release builds on this Kubernetes release."""
-    return (GOMOD_DIR / release / "scheduler-plugins" / "go.mod").is_file()
-
-
-def default_release() -> str:
-    """The release the kit runs unless told otherwise: reference.release.DEFAULT_RELEASE, the one the
-    model predicts too. Its wrappers must be here and build both schedulers, or nothing agrees."""
-    if DEFAULT_RELEASE not in releases() or not has_plugins(DEFAULT_RELEASE):
-        raise KitError(f"the kit's default release {DEFAULT_RELEASE} (reference/release.py) has no wrapper modules "
-                       f"for both scheduler builds in {GOMOD_DIR}; it must be one of "
-                       f"{', '.join(r for r in releases() if has_plugins(r)) or 'none'}")
-    return DEFAULT_RELEASE
-
-
-def wrapper(component: str, release: str | None = None) -> str:
-    if component in SHARED:
-        return component
-    return f"{release or default_release()}/{component}"
 
 
 def component(module: str) -> Module:
@@ -124,51 +87,6 @@ MODULES: dict[str, Module] = {
 # What a kind node runs besides the control plane (kubeadm sets the node up, the kubelet
 # runs its pods): built from the same wrapper as the control plane, only for the kind path.
 NODE_PACKAGES = ("k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kubeadm")
-
-
-# --- versions, read from the wrapper go.mod files -------------------------
-
-_REQ = re.compile(r"^\s*(?:require\s+)?(\S+)\s+(v\S+)(?:\s*//.*)?$")
-_REPL = re.compile(r"^\s*(?:replace\s+)?(\S+)\s*=>\s*(\S+)\s+(v\S+)\s*(?://.*)?$")
-
-
-def module_versions(module: str) -> dict[str, str]:
-    """Effective version of every module named in a wrapper go.mod (replace wins)."""
-    text = (GOMOD_DIR / module / "go.mod").read_text()
-    required: dict[str, str] = {}
-    replaced: dict[str, str] = {}
-    for line in text.splitlines():
-        if m := _REPL.match(line):
-            replaced[m.group(1)] = m.group(3)
-        elif m := _REQ.match(line):
-            required[m.group(1)] = m.group(2)
-    return {**required, **replaced}
-
-
-def versions(release: str | None = None) -> dict[str, str]:
-    """The pinned versions of one release's components, as a user sees them in reports."""
-    release = release or default_release()
-    out = {
-        "kubernetes": module_versions(wrapper("kubernetes", release))["k8s.io/kubernetes"],
-        "etcd": module_versions(wrapper("etcd", release))["go.etcd.io/etcd/server/v3"],
-        "kwok": module_versions("kwok")["sigs.k8s.io/kwok"],
-    }
-    if has_plugins(release):
-        plugins = module_versions(wrapper("scheduler-plugins", release))
-        out["scheduler-plugins"] = plugins["sigs.k8s.io/scheduler-plugins"]
-        out["scheduler-plugins-kubernetes"] = plugins["k8s.io/kubernetes"]
-    return out
-
-
-def prerelease(release: str) -> str:
-    """The Kubernetes version of a release the kit builds from a pre-release tag
-    ("v1.38.0-alpha.0"), or "" for a released one: a preview, never the default."""
-    version = module_versions(wrapper("kubernetes", release))["k8s.io/kubernetes"]
-    return version if "-" in version else ""
-
-
-def karmada_version() -> str:
-    return module_versions("karmada")["github.com/karmada-io/karmada"]
 
 
 def ldflags(module: str) -> str:
@@ -262,7 +180,7 @@ def _toolchain(go: str | None = None, version: str | None = None) -> tuple[str |
 
 def cache_key(module: str, go_version: str) -> str:
     h = hashlib.sha256()
-    src = GOMOD_DIR / module
+    src = pins.GOMOD_DIR / module
     for f in sorted(src.iterdir()):
         if f.is_file() and (f.suffix in (".mod", ".sum", ".go")):
             h.update(f.name.encode())
@@ -308,8 +226,8 @@ def build_lock(module: str, key: str):
 def ensure_module(module: str, go: str | None = None, go_version: str | None = None) -> dict[str, Path]:
     """Return {binary name: path} for a wrapper module, building it if absent."""
     go, go_version = _toolchain(go, go_version)
-    if not (GOMOD_DIR / module / "go.mod").is_file():
-        raise KitError(f"no wrapper module {module} in {GOMOD_DIR}: releases the kit can build: "
+    if not (pins.GOMOD_DIR / module / "go.mod").is_file():
+        raise KitError(f"no wrapper module {module} in {pins.GOMOD_DIR}: releases the kit can build: "
                        f"{', '.join(releases())}")
     mod = component(module)
     target = binary_dir(module, go_version)
@@ -381,7 +299,7 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
         with open(log_path, "w") as logf:
             logf.write("$ " + " ".join(cmd) + "\n")
             logf.flush()
-            proc = subprocess.Popen(cmd, cwd=cwd or GOMOD_DIR / wrapper_module, env=env, stdout=logf,
+            proc = subprocess.Popen(cmd, cwd=cwd or pins.GOMOD_DIR / wrapper_module, env=env, stdout=logf,
                                     stderr=subprocess.STDOUT)
             last = started
             while proc.poll() is None:
@@ -431,7 +349,7 @@ def ensure_all(components: tuple[str, ...] | None = None, release: str | None = 
     release = release or default_release()
     if release not in releases():
         raise KitError(f"Kubernetes release {release} is not one the kit can build: choose from "
-                       f"{', '.join(releases())} (each a directory of wrapper modules in {GOMOD_DIR})")
+                       f"{', '.join(releases())} (each a directory of wrapper modules in {pins.GOMOD_DIR})")
     if components is None:
         # A pod cluster's components; Karmada is built only for a Karmada run.
         components = tuple(c for c in MODULES if c not in ("karmada", "kind")

@@ -27,7 +27,8 @@ import tempfile
 from pathlib import Path
 
 from harness.errors import KitError
-from harness.build.toolchain import GOMOD_DIR, go_binary
+from harness.build.pins import GOMOD_DIR
+from harness.build.toolchain import go_binary
 
 _STAGING = re.compile(r"^\s*(k8s\.io/\S+)\s*=>\s*\./staging/\S+\s*$")
 _GO = re.compile(r"^go (\S+)$", re.M)

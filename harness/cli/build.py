@@ -38,14 +38,14 @@ def register(sub) -> None:
 
 
 def build(args) -> int:
-    from harness.build import toolchain
+    from harness.build import pins, toolchain
 
-    chosen = toolchain.releases() if args.k8s_version == "all" else [args.k8s_version or toolchain.default_release()]
+    chosen = pins.releases() if args.k8s_version == "all" else [args.k8s_version or pins.default_release()]
     for release in chosen:
         started = time.monotonic()
         for name, path in toolchain.ensure_all(release=release).items():
             print(f"{name:<34} {path}")
-        print(f"Kubernetes {release}: " + ", ".join(f"{k} {v}" for k, v in toolchain.versions(release).items())
+        print(f"Kubernetes {release}: " + ", ".join(f"{k} {v}" for k, v in pins.versions(release).items())
               + f" ({time.monotonic() - started:.0f} s)")
     return 0
 

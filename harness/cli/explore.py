@@ -37,7 +37,7 @@ def summary_name(seed: int, shard) -> str:
 
 def run(args) -> int:
     from harness.explore import campaign as explore
-    from harness.build import toolchain
+    from harness.build import pins, toolchain
     from harness.explore.generate import generate
 
     builds = parse_builds(args.scheduler)
@@ -63,7 +63,7 @@ def run(args) -> int:
     drawn = generate(args.count, args.seed)
     # Every shard draws all of them (a few seconds) and keeps its own: the same draws, the same ids.
     trees = split.pick(drawn, shard)
-    release = args.k8s_version or toolchain.default_release()
+    release = args.k8s_version or pins.default_release()
     lines = [f"./kit explore --count {args.count} --seed {args.seed} on Kubernetes {release}: "
              f"{len(drawn)} scenarios drawn" + ("" if shard == split.WHOLE else f", shard {shard}: {len(trees)} of them")]
     print(lines[0], flush=True)

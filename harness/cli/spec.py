@@ -105,7 +105,7 @@ def _explain_pods(args) -> int:
 
 
 def _explain_bindings(args) -> int:
-    from harness.build import toolchain
+    from harness.build import pins
     from harness.formats.bindings import load
     from harness.run.bindings.narrate import narrate
 
@@ -114,7 +114,7 @@ def _explain_bindings(args) -> int:
                        "model predicts, and the binding model has no such choice")
     s = load(args.file)
     gate = "on" if s.gates.PriorityBasedScheduling else "off"
-    print(f"{s.id}: {s.title}\nspec: {s.spec}\nmodel of karmada-scheduler {toolchain.karmada_version()} (the kit's "
+    print(f"{s.id}: {s.title}\nspec: {s.spec}\nmodel of karmada-scheduler {pins.karmada_version()} (the kit's "
           f"Karmada build), PriorityBasedScheduling {gate}; the kit runs it on Kubernetes {DEFAULT_RELEASE}, "
           f"which the binding model does not depend on\n")
     print("members: " + ", ".join(f"{m.name} ({m.cpu}m cpu)" for m in s.members))

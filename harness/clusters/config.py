@@ -9,7 +9,7 @@ from harness import DATA
 
 from pathlib import Path
 
-from harness.build import toolchain
+from harness.build import pins
 
 # The kwok stages every kit cluster plays its nodes and pods by (local and kind alike).
 STAGES = DATA / "kwok-stages.yaml"
@@ -51,7 +51,7 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
         "kind": "KwokctlConfiguration",
         "options": {
             "runtime": "binary",
-            "kubeVersion": toolchain.versions(release)["kubernetes"],
+            "kubeVersion": pins.versions(release)["kubernetes"],
             "etcdBinary": str(bins["etcd"]),
             "kubeApiserverBinary": str(bins["kube-apiserver"]),
             "kubeControllerManagerBinary": str(bins["kube-controller-manager"]),

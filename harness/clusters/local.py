@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from harness import gates, targets
-from harness.build import toolchain
+from harness.build import pins, toolchain
 from harness.clusters import kwokctl
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
 from harness.clusters.kwokctl import Kwokctl
@@ -40,7 +40,7 @@ __all__ = ["BUILDS", "STAGES", "ClusterOptions", "LocalCluster", "binaries", "kw
 @dataclass
 class ClusterOptions:
     build: str = DEFAULT_BUILD  # which scheduler build (harness.targets.BUILDS)
-    release: str = ""  # the Kubernetes release of the whole control plane; default: toolchain.default_release()
+    release: str = ""  # the Kubernetes release of the whole control plane; default: pins.default_release()
     scheduler_binary: Path | None = None  # a user's own kube-scheduler
     scheduler_config: Path | None = None  # a user's own KubeSchedulerConfiguration
     name: str = ""
@@ -57,13 +57,13 @@ class ClusterOptions:
     def __post_init__(self) -> None:
         if self.build not in BUILDS:
             raise KitError(f"unknown scheduler build {self.build!r}: choose one of {', '.join(BUILDS)}")
-        self.release = self.release or toolchain.default_release()
-        if self.release not in toolchain.releases():
+        self.release = self.release or pins.default_release()
+        if self.release not in pins.releases():
             raise KitError(f"Kubernetes release {self.release} is not one the kit can build: choose from "
-                           f"{', '.join(toolchain.releases())}")
-        if self.build == "plugins" and self.scheduler_binary is None and not toolchain.has_plugins(self.release):
+                           f"{', '.join(pins.releases())}")
+        if self.build == "plugins" and self.scheduler_binary is None and not pins.has_plugins(self.release):
             raise KitError(f"no scheduler-plugins release builds on Kubernetes {self.release}: "
-                           f"the plugins build runs on {', '.join(r for r in toolchain.releases() if toolchain.has_plugins(r))}")
+                           f"the plugins build runs on {', '.join(r for r in pins.releases() if pins.has_plugins(r))}")
         for what, p in (("scheduler binary", self.scheduler_binary), ("scheduler config", self.scheduler_config)):
             if p is not None and not Path(p).is_file():
                 raise KitError(f"{what} not found: {p}")

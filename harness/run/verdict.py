@@ -61,12 +61,12 @@ def matrix_lines(targets: list[str], cells: dict[str, dict[str, str]], walls: di
 
 def _prerelease_notes(targets: list[str]) -> list[str]:
     """A line under the table for each column built from a pre-release tag: a preview, not a release."""
-    from harness.build import toolchain
+    from harness.build import pins
     from harness.targets import split_target
 
     out = []
     for release in dict.fromkeys(split_target(t)[1] for t in targets):
-        tag = toolchain.prerelease(release) if release and release in toolchain.releases() else ""
+        tag = pins.prerelease(release) if release and release in pins.releases() else ""
         if tag:
             out.append(f"pre-release: {release} is Kubernetes {tag} (a preview of the next release, not a release)")
     return out

@@ -235,14 +235,14 @@ def pod_predictions(s: pods.Scenario) -> tuple[Prediction, ...]:
 
 
 def binding_predictions(s: bindings.KarmadaScenario) -> tuple[Prediction, ...]:
-    from harness.build import toolchain
+    from harness.build import pins
     from harness.run.bindings.narrate import narrate
 
     steps = tuple(AccountStep(st.index, f"{st.action} {st.argument}".strip(), tuple((0, ln) for ln in st.lines),
                               "" if st.misses is None else ("met" if not st.misses else "NOT met: " + "; ".join(st.misses)))
                   for st in narrate(s))
     gate = "on" if s.gates.PriorityBasedScheduling else "off"
-    return (Prediction(f"karmada-scheduler {toolchain.karmada_version()}, PriorityBasedScheduling {gate}", True,
+    return (Prediction(f"karmada-scheduler {pins.karmada_version()}, PriorityBasedScheduling {gate}", True,
                        "the binding model depends on no Kubernetes release", "", steps,
                        all(not st.expect.startswith("NOT") for st in steps)),)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.build import toolchain
+from harness.build import pins, toolchain
 from harness.clusters.karmada.components import Components
 from harness.clusters.karmada.kubectl import Kubectl
 from harness.clusters.karmada.options import CONTROLLER_MANAGER_GATES, KarmadaOptions, gate_flag
@@ -32,7 +32,7 @@ def module_dir() -> Path:
     configuration are read from there, never copied into the kit."""
     go = toolchain.go_binary()
     out = subprocess.run([go, "list", "-m", "-f", "{{.Dir}}", "github.com/karmada-io/karmada"],
-                         cwd=toolchain.GOMOD_DIR / "karmada", capture_output=True, text=True,
+                         cwd=pins.GOMOD_DIR / "karmada", capture_output=True, text=True,
                          env={**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly"})
     path = Path(out.stdout.strip())
     if out.returncode != 0 or not (path / "charts").is_dir():

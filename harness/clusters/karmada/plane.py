@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.build import toolchain
+from harness.build import pins, toolchain
 from harness.clusters.karmada import members as membership
 from harness.clusters.karmada.components import PORT_NAMES, Components
 from harness.clusters.karmada.install import host_options, install, module_dir
@@ -75,7 +75,7 @@ class KarmadaPlane:
 
     def up(self) -> Path:
         started = time.monotonic()
-        self.bins = toolchain.ensure_module(toolchain.wrapper("karmada"))
+        self.bins = toolchain.ensure_module(pins.wrapper("karmada"))
         kubectl = toolchain.ensure_all(("kubernetes",), self.options.release or None)["kubectl"]
         self.source = module_dir()
         self.timings["build"] = time.monotonic() - started

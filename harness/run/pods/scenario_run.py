@@ -10,7 +10,7 @@ The parts, along Jepsen's seams: ``Names`` (isolation: a namespace per scenario,
 nodes and prefixed class names), ``place`` (nodes and initial pods), ``PodClient`` (the
 actions), ``PodHistory`` (a watch on the namespace's pods and events, from before the
 first action to teardown), ``check`` (the model's world and views read from that history,
-and the comparison), ``settle`` (when an outcome is final) and ``artifacts``.
+and the comparison), ``settle`` (when an outcome is final) and ``archive`` (what a run leaves behind).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from harness.errors import KitError
 from harness.formats.pods import Scenario, Step
 from harness.host import lifecycle
 from harness.kube import Kube
-from harness.run import artifacts, timeline
 from harness.run.names import Names
-from harness.run.pods import check
+from harness.run.pods import archive, check
 from harness.run.pods.act import PodClient
+from harness.run.pods.archive import Archive
 from harness.run.pods.expectation import apply_step, check_expect
 from harness.run.pods.history import PodHistory
 from harness.run.pods.nodes import KwokNodes, NodeSource
@@ -69,8 +69,7 @@ class ScenarioRun:
                              cluster_release or release)
         self.claimed: dict[str, str] = {}  # scenario node -> cluster node
         self.history: PodHistory | None = None
-        self.artifacts_dir = artifacts_dir
-        self.scheduler_log = scheduler_log
+        self.archive = Archive(artifacts_dir, self.label, scenario.id, release, copy, scheduler_log)
         self.timelines = timelines
         self.result = Result(scenario, self.label)
 
@@ -96,9 +95,9 @@ class ScenarioRun:
         finally:
             self.record_timings()
             if (not self.result.ok or self.result.known_faults) and not self.result.cancelled and not lifecycle.stopping():
-                self.save_artifacts()
+                archive.keep_failure(self.archive, self.result, self.history, self.kube, self.names)
             elif self.timelines and not self.result.cancelled and not lifecycle.stopping():
-                self.save_timeline()
+                archive.keep_timeline(self.archive, self.result, self.history)
             self.teardown()
             self.kube.close()
             self.result.seconds = time.monotonic() - started
@@ -189,47 +188,6 @@ class ScenarioRun:
         graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
         # A kubelet evicts one pod a pass (10 s) and waits up to 30 s for it to be cleaned up.
         return DEFAULT_SETTLE + max(graces + [0]) * 2 + 40 * len(world.evicted)
-
-    def save_artifacts(self) -> None:
-        if self.artifacts_dir is None:
-            return
-        d = artifacts.scenario_dir(self.artifacts_dir, self.label, self.s.id, self.copy)
-        files: dict[str, str | bytes] = {}
-        try:
-            if self.history is not None:
-                # As the watch last recorded them; every version they went through beside.
-                pods, events = self.history.pods(), self.history.events()
-                files["pod-history.txt"] = "\n".join(self.history.lines()) + "\n"
-            else:
-                pods, events = self.kube.pods(self.names.namespace), self.kube.all_events(self.names.namespace)
-            files["pods.json"] = artifacts.as_json(self.kube.api.sanitize_for_serialization(p) for p in pods)
-            files["events.json"] = artifacts.as_json(self.kube.api.sanitize_for_serialization(e) for e in events)
-        except Exception as e:  # the cluster may be what failed
-            files["observe-error.txt"] = str(e)
-        log = artifacts.log_slice(self.scheduler_log, self.names.mentions)
-        if log is not None:
-            files["kube-scheduler.log"] = log
-        files.update(self.timeline())
-        files["report.txt"] = self.result.report()
-        artifacts.write(d, files)
-        self.result.artifacts = d
-
-    def timeline(self) -> dict[str, str | bytes]:
-        """The run's timeline picture, or the reason it could not be drawn (never an exception:
-        a picture does not change a verdict)."""
-        if self.history is None:
-            return {}
-        versions = self.history.versions[:]  # a copy: the watch may still be appending
-        return timeline.files(versions, self.result.steps,
-                              f"{self.s.id} [{self.label}, Kubernetes {self.release}]")
-
-    def save_timeline(self) -> None:
-        """A passing run's timeline alone (--timelines), where a failing run's artifacts go."""
-        if self.artifacts_dir is None or self.history is None:
-            return
-        d = artifacts.scenario_dir(self.artifacts_dir, self.label, self.s.id, self.copy)
-        artifacts.write(d, self.timeline())
-        self.result.artifacts = d
 
 
 __all__ = ["ScenarioRun"]
