@@ -298,3 +298,32 @@ def test_the_api_server_is_told_its_address_only_where_no_default_route_exists()
     # ...and its IPv6 table: only the unreachable (RTF_REJECT) default on lo, which is no route out.
     assert not has_default_route(header, "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
                                          "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 lo\n")
+
+
+def test_a_failed_start_leaves_its_logs_where_the_run_keeps_its_results(tmp_path, monkeypatch):
+    """A control plane that does not come up is removed, but the logs its error names are kept
+    first: in the run's artifacts folder when it has one (they travel with a CI upload or a
+    campaign pod's /results), and the message points there."""
+    from harness.clusters import local
+
+    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path / "cache"))
+    kwokctl = tmp_path / "kwokctl"  # stopping a cluster that never started has nothing to do
+    kwokctl.write_text("#!/bin/sh\nexit 0\n")
+    kwokctl.chmod(0o755)
+    monkeypatch.setattr(local, "binaries", lambda options: {"kwokctl": kwokctl})
+
+    def fails(cluster, bins):
+        cluster.logs_dir.mkdir(parents=True)
+        cluster.log_path("kube-controller-manager").write_text("F1124 exiting: the reason\n")
+        raise KitError(f"kube-controller-manager exited; its log: {cluster.log_path('kube-controller-manager')}")
+
+    monkeypatch.setattr(local.LocalCluster, "_create", fails)
+    kept = tmp_path / "artifacts" / "cluster-logs"
+    cluster = local.LocalCluster(ClusterOptions(name="prio-failing", failure_logs=kept))
+    with pytest.raises(KitError) as e:
+        cluster.up()
+    [folder] = kept.iterdir()
+    assert folder.name.startswith("prio-failing-")
+    assert (folder / "kube-controller-manager.log").read_text() == "F1124 exiting: the reason\n"
+    assert str(folder / "kube-controller-manager.log") in str(e.value)
+    assert cluster.workdir is None and not (tmp_path / "cache" / "logs").exists()

@@ -53,6 +53,10 @@ class ClusterOptions:
     disable: tuple[str, ...] = ()
     extra_args: dict[str, dict[str, str]] = field(default_factory=dict)
     gates: gates.Settings = field(default_factory=gates.Settings)  # feature gates and runtime-config
+    # Where a failed start leaves its component logs; default: the cache's log folder. A run with
+    # an artifacts folder keeps them there, so they travel with its results (a CI upload, a
+    # campaign pod's /results) instead of staying on a machine that may be gone.
+    failure_logs: Path | None = None
 
     def __post_init__(self) -> None:
         if self.build not in BUILDS:
@@ -170,7 +174,7 @@ class LocalCluster:
     def _keep_logs(self) -> tuple[Path, Path]:
         """Copy the component logs (and kwokctl's output) out of the work directory."""
         assert self.workdir is not None
-        dest = toolchain.cache_root() / "logs" / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        dest = (self.options.failure_logs or toolchain.cache_root() / "logs") / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         dest.mkdir(parents=True, exist_ok=True)
         if self.logs_dir.exists():
             shutil.copytree(self.logs_dir, dest, dirs_exist_ok=True)
