@@ -216,6 +216,10 @@ def test_victims_of_one_preemptor_on_two_nodes_are_named_as_a_scheduler_fault():
         "one preemptor preempted the same victim twice: p preempted low on n1 at 01:07:06.001, low on n1 at "
         "01:07:06.040")
     [f] = fault(twice, "1.35")
+    # 1.35's gate opens on the informer's view while victims come from the scheduler's cache: the
+    # window is upstream's, and the pods end as specified, so it is known, not a regression.
+    assert not f.fails and not f.changes_outcome and "leaves a window" in str(f)
+    [f] = fault(two, "1.35")
     assert f.fails and "fixed in 1.35 by kubernetes#134294, #134730, so here a regression" in str(f)
     [f] = fault(twice, "1.35", "plugins")
     assert not f.fails, "the synchronous plugins build has no gate: its informer race stays a known fault"

@@ -58,11 +58,21 @@ def preempted_again(events: list, release: str = DEFAULT_RELEASE, build: str = "
                              "difference: the preemptor was tried again before its first preemption was settled, "
                              "and preempted elsewhere; " + _where_fixed(fixed) + ")", fixed, changes_outcome=True))
         elif len({v for _, v, _ in victims}) < len(victims):
+            # 1.35's gate narrows this race but leaves a window (docs/scheduler-faults.md): a
+            # known bug of the release, which leaves the outcome as specified.
             out.append(Fault("one preemptor preempted the same victim twice", seen + " (a scheduler race: the "
                              "preemptor was tried again while its victim was terminating on its nominated node, "
                              "where it should have waited; the pods still end as specified; "
-                             + _where_fixed(fixed) + ")", fixed))
+                             + (GATE_WINDOW if fixed else _where_fixed(False)) + ")", False))
     return out
+
+
+# Read from v1.35.8 (docs/scheduler-faults.md has the lines): DefaultPreemption's PreEnqueue lets
+# the preemptor back once the informer's lister shows its last victim terminating, but victims are
+# chosen from the scheduler's cache, which the event handler updates a moment later.
+GATE_WINDOW = (f"the gate of {ONE_PREEMPTION_AT_A_TIME.since} ({ONE_PREEMPTION_AT_A_TIME.upstream}) leaves a window: "
+               "it opens when the informer shows the victim terminating, but victims are chosen from the scheduler's "
+               "cache, which learns it a moment later; a known bug of this release: see docs/scheduler-faults.md")
 
 
 def _where_fixed(fixed: bool) -> str:
