@@ -260,6 +260,10 @@ def test_karmadas_host_proxies_only_for_kwokctls_one_certificate_and_runs_no_sch
     assert api["spec"]["service"]["port"] == 4242 and api["metadata"]["name"] == "v1alpha1.cluster.karmada.io"
     member = member_options("k1", "m2", KarmadaOptions(ready_timeout=7))
     assert (member.name, member.build, member.ready_timeout, member.disable) == ("k1-m2", "upstream", 7, ())
+    # A failed start keeps its logs where the run keeps its results, for the host and members alike.
+    kept = Path("/results/artifacts/cluster-logs")
+    assert host_options("k1", KarmadaOptions(failure_logs=kept)).failure_logs == kept
+    assert member_options("k1", "m2", KarmadaOptions(failure_logs=kept)).failure_logs == kept
 
 
 def test_karmadas_components_log_apart_and_a_component_that_exits_is_named(tmp_path):

@@ -167,7 +167,8 @@ def karmada_plane(kit_run: RunState):
         release=opts.k8s_version or "",
         scheduler_binary=opts.karmada_scheduler_binary,
         scheduler_gates=state.karmada_gates,
-        scheduler_verbosity=opts.scheduler_verbosity))
+        scheduler_verbosity=opts.scheduler_verbosity,
+        failure_logs=opts.artifacts.resolve() / "cluster-logs"))
     problem = None
     try:
         plane.up()

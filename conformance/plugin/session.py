@@ -63,7 +63,7 @@ class LocalClusters:
         return ClusterOptions(build=build, release=release or "", scheduler_binary=self.opts.scheduler_binary,
                               scheduler_config=self.opts.scheduler_config,
                               scheduler_verbosity=self.opts.scheduler_verbosity, gates=self.gates,
-                              failure_logs=self.opts.artifacts.resolve() / "cluster-logs" if self.opts.artifacts else None,
+                              failure_logs=self.opts.artifacts.resolve() / "cluster-logs",
                               name=f"prio-{slug(target)}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
 
     def _up(self, build: str) -> LocalCluster:

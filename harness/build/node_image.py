@@ -171,8 +171,8 @@ def ensure_base(kind_dir: Path) -> str:
         # kind's image also sets STOPSIGNAL, which `docker import` cannot; kind removes its
         # nodes with `docker rm -f`, so no signal is ever asked of systemd.
         run(["docker", "import", "--change", "ENV container=docker",
-              "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}",
-              "-", tag], "docker import of the kind node base", stdin=tar.stdout)
+             "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}",
+             "-", tag], "docker import of the kind node base", stdin=tar.stdout)
         tar.wait()
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -251,7 +251,7 @@ class Component:
 
 def kubeadm_images(kubeadm: Path, version: str) -> list[str]:
     out = run([str(kubeadm), "config", "images", "list", f"--kubernetes-version={version}"],
-               "kubeadm config images list", text=True)
+              "kubeadm config images list", text=True)
     return out.stdout.split()
 
 
@@ -270,7 +270,7 @@ def build_pause(out_dir: Path, release: str | None) -> Path:
         raise KitError("building the kind node image needs gcc (pause is a static C program): `apt-get install gcc libc6-dev`")
     binary = out_dir / "pause"
     run(["gcc", "-Os", "-Wall", "-Werror", "-static", "-DVERSION=prioritykit", "-o", str(binary), str(src)],
-         "building pause with gcc -static")
+        "building pause with gcc -static")
     return binary
 
 
@@ -368,7 +368,7 @@ def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Compone
                 made.append(c.ref)
         # Not privileged: importing without unpacking needs no mounts (kind's builder does the same).
         run(["docker", "run", "-d", "--name", container, "--entrypoint=sleep", "--security-opt", "seccomp=unconfined",
-              base, "infinity"], "starting the node image's build container")
+             base, "infinity"], "starting the node image's build container")
         run(["docker", "cp", f"{container}:/bin/busybox", str(tmp / "busybox")], "copying busybox out of the node base")
         import_binary_image(HOLDOUT_IMAGE, tmp / "busybox", json.dumps(HOLDOUT_COMMAND))
         made.append(HOLDOUT_IMAGE)
@@ -383,8 +383,8 @@ def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Compone
         _wait_containerd(container)
         with open(archive, "rb") as f:
             run(["docker", "exec", "-i", container, "ctr", "--namespace=k8s.io", "images", "import",
-                  "--no-unpack", "--all-platforms", "--digests", "-"],
-                 "preloading the node's images into containerd", stdin=f)
+                 "--no-unpack", "--all-platforms", "--digests", "-"],
+                "preloading the node's images into containerd", stdin=f)
         listed = _exec(container, ["ctr", "--namespace=k8s.io", "images", "list", "-q"]).stdout.split()
         missing = [r for r in refs if r not in listed and f"docker.io/library/{r}" not in listed]
         if missing:
@@ -396,7 +396,7 @@ def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Compone
         _exec(container, ["sh", "-c", "pkill containerd; while ps -o stat= -C containerd | grep -qv Z; "
                                       "do sleep 0.2; done; rm -f /tmp/containerd.log"])
         run(["docker", "commit", "--change", f"ENTRYPOINT {ENTRYPOINT}", "--change", "CMD []",
-              "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}", container, tag], "docker commit of the node image")
+             "--change", f"LABEL {KEY_LABEL}={tag.split(':')[1]}", container, tag], "docker commit of the node image")
     finally:
         subprocess.run(["docker", "rm", "-f", container], capture_output=True)
         if made:
@@ -405,7 +405,7 @@ def _build_node(tag: str, base: str, files: dict[str, Path], comps: list[Compone
 
 def _exec(container: str, cmd: list[str]) -> subprocess.CompletedProcess:
     return run(["docker", "exec", container, *cmd], f"`{' '.join(cmd)[:60]}` in the node image's build container",
-                text=True)
+               text=True)
 
 
 def _wait_containerd(container: str, timeout: float = 30) -> None:

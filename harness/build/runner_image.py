@@ -188,7 +188,7 @@ def _debootstrap(root: Path, conf: dict) -> None:
 
 def _chroot(root: Path, cmd: list[str], what: str | None = None) -> str:
     return run(["chroot", str(root), *cmd], what or f"`{' '.join(cmd)[:60]}` in the runner image's rootfs",
-                text=True).stdout
+               text=True).stdout
 
 
 def _assemble(root: Path, conf: dict, files: list[str], bins: dict[str, Path], wheels: list[Path]) -> None:
@@ -253,7 +253,7 @@ def _import_and_check(root: Path, tag: str, release: str, go: str) -> None:
     try:
         tar = subprocess.Popen(["tar", "--numeric-owner", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
         run(["docker", "import", *_changes(tag, go), "-", unchecked], "docker import of the runner image",
-             stdin=tar.stdout)
+            stdin=tar.stdout)
         if tar.wait() != 0:
             raise KitError(f"tar of the runner image's rootfs {root} failed (exit {tar.returncode})")
         # The kit inside must find every binary without Go, and the suite must import and collect;
@@ -261,7 +261,7 @@ def _import_and_check(root: Path, tag: str, release: str, go: str) -> None:
         check = (f"./kit build --k8s-version {release} 1>&2 && "
                  "./kit conformance --collect-only -q -p no:cacheprovider --splits 3 --group 1 1>&2")
         run(["docker", "run", "--rm", "--name", container, "--network", "none", unchecked, "bash", "-c", check],
-             "the runner image's check (./kit build and a collection, offline, as uid 1000)", text=True)
+            "the runner image's check (./kit build and a collection, offline, as uid 1000)", text=True)
         run(["docker", "tag", unchecked, tag], "docker tag of the runner image")
     finally:
         subprocess.run(["docker", "rm", "-f", container], capture_output=True)

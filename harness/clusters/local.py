@@ -29,6 +29,7 @@ from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, wi
 from harness.clusters.kwokctl import Kwokctl
 from harness.errors import KitError
 from harness.host import lifecycle, ports
+from harness.host.cache import kept_logs_dir
 from harness.targets import BUILDS, DEFAULT_BUILD
 
 # Still importable from here, where callers found them: harness.targets and harness.clusters.config hold them.
@@ -174,7 +175,7 @@ class LocalCluster:
     def _keep_logs(self) -> tuple[Path, Path]:
         """Copy the component logs (and kwokctl's output) out of the work directory."""
         assert self.workdir is not None
-        dest = (self.options.failure_logs or toolchain.cache_root() / "logs") / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        dest = kept_logs_dir(self.name, self.options.failure_logs)
         dest.mkdir(parents=True, exist_ok=True)
         if self.logs_dir.exists():
             shutil.copytree(self.logs_dir, dest, dirs_exist_ok=True)

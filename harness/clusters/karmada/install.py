@@ -46,7 +46,7 @@ def host_options(name: str, options: KarmadaOptions) -> ClusterOptions:
     pki = "{pki}"
     return ClusterOptions(
         build="upstream", release=options.release, name=name,
-        ready_timeout=options.ready_timeout,
+        ready_timeout=options.ready_timeout, failure_logs=options.failure_logs,
         disable=("kube-scheduler", "kwok-controller"),
         extra_args={
             # The front proxy: the aggregated API server trusts requests kube-apiserver

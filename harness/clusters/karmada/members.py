@@ -17,7 +17,7 @@ from harness.clusters.local import ClusterOptions, LocalCluster
 
 def member_options(plane: str, member: str, options: KarmadaOptions) -> ClusterOptions:
     return ClusterOptions(build="upstream", release=options.release, name=f"{plane}-{member}",
-                          ready_timeout=options.ready_timeout)
+                          ready_timeout=options.ready_timeout, failure_logs=options.failure_logs)
 
 
 def join(kubectl: Kubectl, name: str, member: LocalCluster) -> None:

@@ -26,6 +26,7 @@ class KarmadaOptions:
     scheduler_binary: Path | None = None  # a user's karmada-scheduler instead of the kit's build
     scheduler_gates: dict[str, bool] = field(default_factory=dict)  # over the kit's and every scenario's
     scheduler_verbosity: int | None = None  # karmada-scheduler's -v (4 shows each attempt)
+    failure_logs: Path | None = None  # where a failed start keeps its logs (ClusterOptions.failure_logs)
 
 
 def gate_flag(gates: dict[str, bool]) -> str:

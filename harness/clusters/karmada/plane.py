@@ -36,6 +36,7 @@ from harness.clusters.karmada.options import SCHEDULER_GATES, KarmadaOptions, sc
 from harness.clusters.local import LocalCluster
 from harness.errors import KitError
 from harness.host import ports
+from harness.host.cache import kept_logs_dir
 
 
 @dataclass
@@ -63,7 +64,7 @@ class KarmadaPlane:
         return self.host.workdir / "karmada"
 
     def _keep_logs(self) -> Path:
-        dest = toolchain.cache_root() / "logs" / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        dest = kept_logs_dir(self.name, self.options.failure_logs)
         if self.host is not None and self.host.workdir is not None and (self.dir / "logs").exists():
             shutil.copytree(self.dir / "logs", dest, dirs_exist_ok=True)
         return dest
