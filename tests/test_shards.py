@@ -240,15 +240,19 @@ def test_two_kill_matrix_shards_merge_into_the_unsharded_summary(tmp_path):
                             only=[], skipped=skipped, jobs=2)
         data = mutate.runs_data(rec, baseline, {m.id: runs[m.id] for m in mine})
         _write(tmp_path / f"shard{i}" / "mutants" / "runs.json", json.dumps(data))
-        # A mutant run's own JUnit sits beside it: part of the matrix, never merged as the suite's.
+        # A mutant run's own JUnit and release matrix sit beside it, every shard's with the same
+        # cells: part of the kill matrix, never merged as the suite's.
         _write(tmp_path / f"shard{i}" / "mutants" / "baseline-plugins.xml", JUNIT.format(n=0, t=0, cases=""))
+        _write(tmp_path / f"shard{i}" / "mutants" / "baseline-plugins" / "release-matrix.json", json.dumps(
+            {"targets": ["plugins@1.35"], "cells": {"a": {"plugins@1.35": "pass"}},
+             "walls": {"plugins@1.35": 1.0}, "order": ["plugins@1.35"]}))
     report = merge([tmp_path / "shard1", tmp_path / "shard2"], tmp_path / "merged")
     lines = (tmp_path / "merged" / "matrix.txt").read_text().splitlines()
     assert lines[:len(whole)] == whole
     assert lines[len(whole)] == f"not run, argued equivalent: {', '.join(skipped)}"
     assert lines[-1].startswith("wall time: 2.0 min, the slowest of 2 shard(s) (3.0 min in all)")
     assert report.failed and report.problems == []  # survivors fail the merge, as they fail one run
-    assert not any("JUnit" in ln for ln in report.lines)
+    assert not any("JUnit" in ln or "scenario x release" in ln for ln in report.lines)
 
 
 def test_explorer_shards_merge_into_one_summary_per_build_and_a_missing_draw_is_a_problem(tmp_path):

@@ -78,8 +78,13 @@ def find(dirs: list[Path], skip: Path | None = None) -> Found:
     # An earlier merge's output (it holds shards.json) would count every test twice.
     merged = {p.parent for p in files if p.name == MERGED}
     files = [p for p in files if not any(m == p.parent or m in p.parents for m in merged)]
-    # A kill matrix's folder also holds each mutant run's own JUnit: those are the matrix, not the suite.
+    # A kill matrix's folder also holds each mutant run's own JUnit and release matrix: those are
+    # the kill matrix's evidence, not the suite's results, and every shard's runs repeat the same cells.
     kill_dirs = {p.parent for p in files if p.name == RUNS}
+
+    def inside_kill(p: Path) -> bool:
+        return any(k in p.parents for k in kill_dirs)
+
     for p in files:
         if p.name == RUNS:
             data = _json(p, "shard")
@@ -91,11 +96,11 @@ def find(dirs: list[Path], skip: Path | None = None) -> Found:
             found.records.append((p, data["shard"]))
         elif p.name == CONFORMANCE_RECORD:
             found.records.append((p, _json(p)))
-        elif p.name == MATRIX_DATA:
+        elif p.name == MATRIX_DATA and not inside_kill(p):
             found.matrices.append((p, _json(p)))
         elif p.name in DURATIONS:
             found.durations.append(p)
-        elif p.suffix == ".xml" and not any(k in p.parents for k in kill_dirs) and _is_junit(p):
+        elif p.suffix == ".xml" and not inside_kill(p) and _is_junit(p):
             found.junit.append(p)
     return found
 
