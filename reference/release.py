@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 # The release the kit models and runs unless told otherwise: `explain`, the model's defaults,
 # `./kit conformance` and `./kit cluster up` alike. It must be a release on which both scheduler
-# builds run (harness.build.toolchain.default_release() checks the wrappers have it).
+# builds run (harness.build.pins.default_release() checks the wrappers have it).
 DEFAULT_RELEASE = "1.35"
 # The releases whose scheduler code was read for the switches below (docs/research/releases-behaviour.md).
 # 1.38 is a preview: Kubernetes v1.38.0-alpha.0, the only 1.38 tag served here (the kit's build of it

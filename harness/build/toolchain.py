@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.build import pins
-from harness.build.pins import default_release, has_plugins, karmada_version, releases, versions, wrapper
 from harness.errors import KitError
 from harness.host.cache import cache_root
 from harness.host.console import log
@@ -97,7 +96,7 @@ def ldflags(module: str) -> str:
     wrong.
     """
     name = component(module).name
-    v = versions(module.split("/", 1)[0] if "/" in module else None)
+    v = pins.versions(module.split("/", 1)[0] if "/" in module else None)
     if name in ("kubernetes", "scheduler-plugins"):
         k8s = v["kubernetes"] if name == "kubernetes" else v["scheduler-plugins-kubernetes"]
         git_version = k8s
@@ -116,7 +115,7 @@ def ldflags(module: str) -> str:
             ]
         return " ".join(["-s -w", *flags])
     if name == "karmada":
-        return f"-s -w -X github.com/karmada-io/karmada/pkg/version.gitVersion={karmada_version()}"
+        return f"-s -w -X github.com/karmada-io/karmada/pkg/version.gitVersion={pins.karmada_version()}"
     if name == "kwok":
         k8s = v["kubernetes"].lstrip("v")
         kwok = v["kwok"].lstrip("v")
@@ -228,7 +227,7 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     go, go_version = _toolchain(go, go_version)
     if not (pins.GOMOD_DIR / module / "go.mod").is_file():
         raise KitError(f"no wrapper module {module} in {pins.GOMOD_DIR}: releases the kit can build: "
-                       f"{', '.join(releases())}")
+                       f"{', '.join(pins.releases())}")
     mod = component(module)
     target = binary_dir(module, go_version)
     paths = {name: target / name for name in mod.binary_names()}
@@ -261,7 +260,7 @@ def ensure_node_binaries(release: str | None = None) -> dict[str, Path]:
     """kubelet and kubeadm of ``release``, for a kind node image; cached beside the control plane's."""
     go = go_binary()
     go_version = _go_version(go)
-    module = wrapper("kubernetes", release)
+    module = pins.wrapper("kubernetes", release)
     target = cache_root() / "bin" / f"{module.replace('/', '-')}-node-{cache_key(module, go_version)}"
     paths = {_binary_name(p): target / _binary_name(p) for p in NODE_PACKAGES}
     if _complete(paths):
@@ -346,18 +345,18 @@ def _progress(log_path: Path) -> str:
 
 def ensure_all(components: tuple[str, ...] | None = None, release: str | None = None) -> dict[str, Path]:
     """Every binary a local cluster of ``release`` may need (or just ``components``'), built once and cached."""
-    release = release or default_release()
-    if release not in releases():
+    release = release or pins.default_release()
+    if release not in pins.releases():
         raise KitError(f"Kubernetes release {release} is not one the kit can build: choose from "
-                       f"{', '.join(releases())} (each a directory of wrapper modules in {pins.GOMOD_DIR})")
+                       f"{', '.join(pins.releases())} (each a directory of wrapper modules in {pins.GOMOD_DIR})")
     if components is None:
         # A pod cluster's components; Karmada is built only for a Karmada run.
         components = tuple(c for c in MODULES if c not in ("karmada", "kind")
-                           and (c != "scheduler-plugins" or has_plugins(release)))
+                           and (c != "scheduler-plugins" or pins.has_plugins(release)))
     go, go_version = _toolchain()
     out: dict[str, Path] = {}
     for name_ in components:
-        for name, path in ensure_module(wrapper(name_, release), go, go_version).items():
+        for name, path in ensure_module(pins.wrapper(name_, release), go, go_version).items():
             # Two components build a kube-scheduler; keep them apart by component.
             key = f"{name_}/{name}" if name == "kube-scheduler" else name
             out[key] = path
