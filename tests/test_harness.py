@@ -265,6 +265,59 @@ def test_kwokctls_directory_says_which_components_run_and_which_lost_their_port(
     assert k.port_taken() == "kube-scheduler"
 
 
+KWOKCTL_START = """#!/bin/sh
+# kwokctl's `start cluster` as far as the wait sees it: the exited scheduler runs again and listens.
+d="$KWOK_WORKDIR/clusters/c1"
+echo "$@" >> "$KWOK_WORKDIR/kwokctl-calls"
+[ "$3 $4" = "start cluster" ] || exit 0
+: > "$d/logs/kube-scheduler.log"
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(60)' {port} > /dev/null 2>&1 &
+echo $! > "$d/pids/kube-scheduler.pid"
+"""
+
+
+@pytest.mark.parametrize("restarts", [1, 0])
+def test_a_component_that_exits_while_the_cluster_starts_is_started_once_more_with_its_log_kept(tmp_path, restarts):
+    import os
+    import subprocess
+
+    import socket
+
+    from harness.clusters.kwokctl import Kwokctl, wait_ready
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    binary = tmp_path / "kwokctl"
+    binary.write_text(KWOKCTL_START.format(port=port))
+    binary.chmod(0o755)
+    k = Kwokctl(tmp_path, "c1", binary)
+    k.pid_file("kube-scheduler").parent.mkdir(parents=True)
+    k.logs_dir.mkdir()
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    k.pid_file("kube-scheduler").write_text(f"{ended.pid}\n")
+    k.log_path("kube-scheduler").write_text("gave up waiting for the API server\n")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "users: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+                          "current-context: c\n")
+    only_scheduler = ("kube-apiserver", "kube-controller-manager", "kwok-controller")
+    try:
+        if restarts == 0:
+            with pytest.raises(KitError, match=r"kube-scheduler did not become ready \(it exited\)"):
+                wait_ready(k, kubeconfig, {"kubeSchedulerPort": port}, 20, only_scheduler, restarts=0)
+            assert not (tmp_path / "kwokctl-calls").exists()
+            return
+        wait_ready(k, kubeconfig, {"kubeSchedulerPort": port}, 20, only_scheduler)
+        assert (tmp_path / "kwokctl-calls").read_text() == "--name c1 start cluster\n"
+        assert (k.logs_dir / "kube-scheduler.previous.log").read_text() == "gave up waiting for the API server\n"
+    finally:
+        pid = k.pids().get("kube-scheduler")
+        if pid and pid != ended.pid:
+            os.kill(pid, 9)
+
+
 def test_a_preemptor_that_lost_its_nomination_may_preempt_on_another_node():
     """A higher preemptor took its node and cleared its nomination: preempting elsewhere then is
     the spec (queue-cleared-nomination-retried-at-once), not the race."""

@@ -106,6 +106,18 @@ class Kwokctl:
         dest.write_text(got.stdout)
         return dest
 
+    def restart_exited(self, component: str) -> None:
+        """Start again a component that exited, keeping its first log as ``<component>.previous.log``
+        (kwokctl truncates the log when it starts a component). ``kwokctl start cluster`` starts only
+        the components that are not running."""
+        log = self.log_path(component)
+        if log.exists():
+            log.replace(log.with_name(f"{component}.previous.log"))
+        out = self.run("start", "cluster", timeout=90)
+        if out.returncode != 0:
+            raise KitError(f"{component} exited while the cluster started, and kwokctl could not start it again "
+                           f"(exit {out.returncode}); its log: {log}\n{probes.tail(out.stdout + out.stderr)}")
+
     def stop(self) -> None:
         """Stop the cluster's processes and forget its state, keeping the work directory."""
         pids = self.pids()
@@ -121,9 +133,15 @@ class Kwokctl:
 
 
 def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], timeout: float,
-               disable: tuple[str, ...] = ()) -> None:
+               disable: tuple[str, ...] = (), restarts: int = 1) -> None:
     """Bounded wait for what the scenarios rely on, naming the component that is late.
-    ``listening`` is the cluster's ports (``ports.reserve``); ``disable`` the components it runs without."""
+    ``listening`` is the cluster's ports (``ports.reserve``); ``disable`` the components it runs without.
+
+    A component that exits while the cluster starts is started again, ``restarts`` times, as the
+    kubelet restarts a static pod: kube-controller-manager gives the API server's /healthz 10 s
+    (``WaitForAPIServer`` in its start-up) and exits if a post-start hook such as RBAC's bootstrap
+    roles is still running, which happens on a loaded machine (three campaign pods beside kind
+    on 2 cores). One whose port was taken is not: ``LocalCluster.up`` picks new ports instead."""
     from kubernetes import client, config as kconfig
 
     api = kconfig.new_client_from_config(str(kubeconfig))
@@ -140,6 +158,7 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
         ("kwok-controller", lambda: kwokctl.alive("kwok-controller") and probes.listening(listening["kwokControllerPort"])),
     ]
     checks = [(c, check) for c, check in checks if c not in disable]
+    left: dict[str, int] = {}  # restarts left, by component
     try:
         for component, check in checks:
             while True:
@@ -149,6 +168,10 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
                 except Exception:  # not ready yet; the deadline bounds this
                     pass
                 exited = kwokctl.pid_file(component).exists() and not kwokctl.alive(component)
+                if exited and left.get(component, restarts) > 0 and kwokctl.port_taken() is None:
+                    left[component] = left.get(component, restarts) - 1
+                    kwokctl.restart_exited(component)
+                    continue
                 if exited or time.monotonic() > deadline:
                     why = "it exited" if exited else f"within {timeout:.0f} s"
                     raise KitError(f"{component} did not become ready ({why}); its log: {kwokctl.log_path(component)}")
