@@ -279,9 +279,8 @@ echo $! > "$d/pids/kube-scheduler.pid"
 @pytest.mark.parametrize("restarts", [1, 0])
 def test_a_component_that_exits_while_the_cluster_starts_is_started_once_more_with_its_log_kept(tmp_path, restarts):
     import os
-    import subprocess
-
     import socket
+    import subprocess
 
     from harness.clusters.kwokctl import Kwokctl, wait_ready
 

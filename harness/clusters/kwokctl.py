@@ -158,7 +158,7 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
         ("kwok-controller", lambda: kwokctl.alive("kwok-controller") and probes.listening(listening["kwokControllerPort"])),
     ]
     checks = [(c, check) for c, check in checks if c not in disable]
-    left: dict[str, int] = {}  # restarts left, by component
+    left = dict.fromkeys((c for c, _ in checks), restarts)  # restarts left, by component
     try:
         for component, check in checks:
             while True:
@@ -168,8 +168,8 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
                 except Exception:  # not ready yet; the deadline bounds this
                     pass
                 exited = kwokctl.pid_file(component).exists() and not kwokctl.alive(component)
-                if exited and left.get(component, restarts) > 0 and kwokctl.port_taken() is None:
-                    left[component] = left.get(component, restarts) - 1
+                if exited and left[component] > 0 and kwokctl.port_taken() is None:
+                    left[component] -= 1
                     kwokctl.restart_exited(component)
                     continue
                 if exited or time.monotonic() > deadline:
