@@ -317,6 +317,44 @@ def test_a_component_that_exits_while_the_cluster_starts_is_started_once_more_wi
             os.kill(pid, 9)
 
 
+KWOKCTL_START_DIES = """#!/bin/sh
+# kwokctl's `start cluster` for a scheduler that fails again at once: a new pid, and no log yet.
+d="$KWOK_WORKDIR/clusters/c1"
+[ "$3 $4" = "start cluster" ] || exit 0
+true &
+echo $! > "$d/pids/kube-scheduler.pid"
+"""
+
+
+def test_a_component_that_exits_again_after_its_restart_is_named_with_the_logs_that_exist(tmp_path):
+    """The error lists the first run's log first, and never a log the second run did not write
+    (a user told "its log: PATH" must find PATH)."""
+    import subprocess
+
+    from harness.clusters.kwokctl import Kwokctl, wait_ready
+
+    binary = tmp_path / "kwokctl"
+    binary.write_text(KWOKCTL_START_DIES)
+    binary.chmod(0o755)
+    k = Kwokctl(tmp_path, "c1", binary)
+    k.pid_file("kube-scheduler").parent.mkdir(parents=True)
+    k.logs_dir.mkdir()
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    k.pid_file("kube-scheduler").write_text(f"{ended.pid}\n")
+    k.log_path("kube-scheduler").write_text("scheduler: cannot start\n")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "users: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+                          "current-context: c\n")
+    with pytest.raises(KitError, match=r"it exited, also after it was started again") as e:
+        wait_ready(k, kubeconfig, {"kubeSchedulerPort": 1}, 20,
+                   ("kube-apiserver", "kube-controller-manager", "kwok-controller"))
+    assert e.value.logs == (k.previous_log_path("kube-scheduler"),)
+    assert all(p.exists() for p in e.value.logs)
+    assert "cannot start" in e.value.logs[0].read_text()
+
+
 def test_a_preemptor_that_lost_its_nomination_may_preempt_on_another_node():
     """A higher preemptor took its node and cleared its nomination: preempting elsewhere then is
     the spec (queue-cleared-nomination-retried-at-once), not the race."""
@@ -371,7 +409,8 @@ def test_a_failed_start_leaves_its_logs_where_the_run_keeps_its_results(tmp_path
     def fails(cluster, bins):
         cluster.logs_dir.mkdir(parents=True)
         cluster.log_path("kube-controller-manager").write_text("F1124 exiting: the reason\n")
-        raise KitError(f"kube-controller-manager exited; its log: {cluster.log_path('kube-controller-manager')}")
+        raise KitError("kube-controller-manager exited", logs=[cluster.log_path("kube-controller-manager"),
+                                                               cluster.logs_dir / "never-written.log"])
 
     monkeypatch.setattr(local.LocalCluster, "_create", fails)
     kept = tmp_path / "artifacts" / "cluster-logs"
@@ -381,5 +420,7 @@ def test_a_failed_start_leaves_its_logs_where_the_run_keeps_its_results(tmp_path
     [folder] = kept.iterdir()
     assert folder.name.startswith("prio-failing-")
     assert (folder / "kube-controller-manager.log").read_text() == "F1124 exiting: the reason\n"
-    assert str(folder / "kube-controller-manager.log") in str(e.value)
+    # The error names the kept copy, and only files that are there.
+    assert e.value.logs == (folder / "kube-controller-manager.log",)
+    assert str(folder / "kube-controller-manager.log") in str(e.value) and "never-written" not in str(e.value)
     assert cluster.workdir is None and not (tmp_path / "cache" / "logs").exists()

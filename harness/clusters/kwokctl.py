@@ -79,7 +79,7 @@ class Kwokctl:
         try:
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as e:
-            raise KitError(f"`{' '.join(cmd[1:])}` did not finish within {timeout:.0f} s; logs: {self.logs_dir}") from e
+            raise KitError(f"`{' '.join(cmd[1:])}` did not finish within {timeout:.0f} s", logs=[self.logs_dir]) from e
         if log is not None:
             log.write_text(out.stdout + out.stderr)
         return out
@@ -94,10 +94,8 @@ class Kwokctl:
         out = self.run("create", "cluster", "--config", str(config_path), "--wait", "60s",
                        timeout=timeout, log=self.workdir / CREATE_LOG)
         if out.returncode != 0:
-            raise KitError(
-                f"kwokctl could not start the cluster (exit {out.returncode}). "
-                f"component logs and kwokctl's output: {self.logs_dir}\n{probes.tail(out.stdout + out.stderr)}"
-            )
+            raise KitError(f"kwokctl could not start the cluster (exit {out.returncode}); the folder of component logs "
+                           "follows", logs=[self.logs_dir], detail=probes.tail(out.stdout + out.stderr))
 
     def kubeconfig(self, dest: Path) -> Path:
         got = self.run("get", "kubeconfig", timeout=30)
@@ -106,17 +104,26 @@ class Kwokctl:
         dest.write_text(got.stdout)
         return dest
 
+    def previous_log_path(self, component: str) -> Path:
+        """Where the log of a component's first run is kept once it was started again."""
+        return self.logs_dir / f"{component}.previous.log"
+
+    def logs_of(self, component: str) -> list[Path]:
+        """The component's logs that exist, the first run's first."""
+        return [p for p in (self.previous_log_path(component), self.log_path(component)) if p.exists()]
+
     def restart_exited(self, component: str) -> None:
         """Start again a component that exited, keeping its first log as ``<component>.previous.log``
         (kwokctl truncates the log when it starts a component). ``kwokctl start cluster`` starts only
         the components that are not running."""
         log = self.log_path(component)
         if log.exists():
-            log.replace(log.with_name(f"{component}.previous.log"))
+            log.replace(self.previous_log_path(component))
         out = self.run("start", "cluster", timeout=90)
         if out.returncode != 0:
             raise KitError(f"{component} exited while the cluster started, and kwokctl could not start it again "
-                           f"(exit {out.returncode}); its log: {log}\n{probes.tail(out.stdout + out.stderr)}")
+                           f"(exit {out.returncode})", logs=self.logs_of(component),
+                           detail=probes.tail(out.stdout + out.stderr))
 
     def stop(self) -> None:
         """Stop the cluster's processes and forget its state, keeping the work directory."""
@@ -159,6 +166,7 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
     ]
     checks = [(c, check) for c, check in checks if c not in disable]
     left = dict.fromkeys((c for c, _ in checks), restarts)  # restarts left, by component
+    dead: dict[str, int] = {}  # the pid a restarted component last exited with
     try:
         for component, check in checks:
             while True:
@@ -167,14 +175,20 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
                         break
                 except Exception:  # not ready yet; the deadline bounds this
                     pass
-                exited = kwokctl.pid_file(component).exists() and not kwokctl.alive(component)
+                pid = kwokctl.pids().get(component)
+                # Until the restart's pid is written, the pid file still names the run that exited.
+                exited = pid is not None and pid != dead.get(component) and not kwokctl.alive(component)
                 if exited and left[component] > 0 and kwokctl.port_taken() is None:
                     left[component] -= 1
+                    dead[component] = pid
                     kwokctl.restart_exited(component)
                     continue
                 if exited or time.monotonic() > deadline:
                     why = "it exited" if exited else f"within {timeout:.0f} s"
-                    raise KitError(f"{component} did not become ready ({why}); its log: {kwokctl.log_path(component)}")
+                    if component in dead:
+                        why += ", also after it was started again"
+                    raise KitError(f"{component} did not become ready ({why})",
+                                   logs=kwokctl.logs_of(component) or [kwokctl.logs_dir])
                 time.sleep(0.2)
     finally:
         api.close()

@@ -217,9 +217,9 @@ class LocalCluster:
         except KitError as e:
             # Nothing may stay behind, but the logs the message points to must:
             # they move to the cache's log folder first.
-            kept = self._keep_logs()
+            workdir, kept = self._keep_logs()
             self.down()
-            raise KitError(str(e).replace(str(self.logs_dir_of(kept[0])), str(kept[1]))) from None
+            raise e.relocated(self.logs_dir_of(workdir), kept) from None
         except BaseException:
             # Ctrl-C or SIGTERM half-way: nothing may stay behind.
             self.down()

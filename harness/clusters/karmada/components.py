@@ -61,11 +61,11 @@ class Components:
             except Exception as e:  # not ready yet; the deadline bounds this
                 last = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
             if proc is not None and proc.poll() is not None:
-                raise KitError(f"{component} exited (code {proc.returncode}) while starting; its log: "
-                               f"{self.log_path(component)}\n{probes.log_tail(self.log_path(component))}")
+                raise KitError(f"{component} exited (code {proc.returncode}) while starting",
+                               logs=[self.log_path(component)], detail=probes.log_tail(self.log_path(component)))
             if time.monotonic() > deadline:
                 raise KitError(f"{component} did not become ready within {timeout or self.options.ready_timeout:.0f} s"
-                               f"{f' ({last})' if last else ''}; its log: {self.log_path(component)}")
+                               f"{f' ({last})' if last else ''}", logs=[self.log_path(component)])
             lifecycle.pause(0.3)
 
     def stop_all(self) -> None:

@@ -88,10 +88,10 @@ class KarmadaPlane:
             self._members_up()
         except KitError as e:
             # Nothing may stay behind, but the logs the message points to must.
-            logs = str(self.dir / "logs") if self.host is not None and self.host.workdir is not None else None
+            logs = self.dir / "logs" if self.host is not None and self.host.workdir is not None else None
             kept = self._keep_logs()
             self.down()
-            raise KitError(str(e).replace(logs, str(kept)) if logs else str(e)) from None
+            raise (e.relocated(logs, kept) if logs else e) from None
         except BaseException:
             self.down()
             raise
