@@ -130,3 +130,61 @@ def test_karmada_artifacts_are_the_report_the_history_and_the_logs(tmp_path):
     assert (d / "report.txt").read_text() == "line 1\nline 2\n"
     assert (d / "bindings.txt").read_text() == "v1\nv2\n"
     assert (d / "karmada-scheduler.log").read_bytes() == b"log\n"
+
+
+class _Admission:
+    """The API server's Priority admission as the kit's dry-run probe meets it: its informer
+    learns of a class after ``lag`` probes."""
+
+    def __init__(self, lag: int, value: int | None):
+        self.lag, self.value, self.probes, self.created = lag, value, 0, []
+
+    def create_priority_class(self, body):
+        self.created.append(body.metadata.name)
+
+    def delete_priority_class(self, name):
+        pass
+
+    def create_namespaced_pod(self, namespace, body, dry_run=None):
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        assert dry_run == "All", "the probe must never create a pod"
+        self.probes += 1
+        if self.probes <= self.lag:
+            raise ApiException(status=403, reason="Forbidden")
+        if self.value is None:  # deleted, and admission knows it
+            raise ApiException(status=403, reason="Forbidden")
+        return client.V1Pod(spec=client.V1PodSpec(containers=[], priority=self.value))
+
+
+def _pod_client(api):
+    from types import SimpleNamespace
+
+    from harness.formats.pods import Scenario
+    from harness.run.pods.act import PodClient
+
+    s = Scenario.model_validate({"id": "x", "title": "t", "spec": "s", "areas": ["admission"], "nodes": [{"name": "n1"}],
+                                 "steps": [{"wait": "1s"}]})
+    return PodClient(SimpleNamespace(core=api, scheduling=api), s, Names.for_pods("x", "r"), "img")
+
+
+def test_a_class_is_written_then_awaited_until_admission_resolves_it():
+    """A PodGroup created right after its class was refused ("no PriorityClass with name ...
+    was found") in a kill-matrix run: admission's informer had not seen the class yet."""
+    from harness.formats.pods import ClassSpec
+
+    api = _Admission(lag=3, value=1000)
+    assert _pod_client(api).create_class(ClassSpec(name="high", value=1000)) is None
+    assert api.probes == 4  # three refusals, then admitted with the class's value
+
+
+def test_a_deleted_class_is_awaited_until_admission_refuses_it():
+    from harness.formats.pods import ClassSpec, Step
+
+    api = _Admission(lag=0, value=1000)
+    act = _pod_client(api)
+    act.create_class(ClassSpec(name="high", value=1000))
+    api.value, api.probes = None, 0
+    act.perform(Step.model_validate({"deleteClass": "high"}))
+    assert api.probes == 1

@@ -85,6 +85,17 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
 
 QOS_RESOURCES = {"cpu": "10m", "memory": "32Mi"}
 
+# How long the API server's admission may take to see a class change: its informer is told at
+# once on a quiet machine, in well under a second on a loaded one.
+ADMISSION_BOUND = 30.0
+
+
+def admission_probe(class_name: str | None, image: str) -> client.V1Pod:
+    """A pod that is only ever created with dry run: what admission makes of a class."""
+    return client.V1Pod(metadata=client.V1ObjectMeta(name="admission-probe"),
+                        spec=client.V1PodSpec(priority_class_name=class_name,
+                                              containers=[client.V1Container(name="c", image=image)]))
+
 # The PodGroup as each release's API has it (docs/research/workload-aware-preemption.md 1.1-1.2):
 # v1alpha2 (1.36) spells the disruption mode as a string, v1beta1 (1.37+) as a one-of object.
 DISRUPTION_V1ALPHA2 = {"single": "Pod", "all": "PodGroup"}
@@ -134,7 +145,36 @@ class PodClient:
             raise
         self.created_classes.add(self.names.class_name(c.name))
         self.class_specs[c.name] = c
+        self.wait_admission_sees(c)
         return None
+
+    def wait_admission_sees(self, c: ClassSpec, deleted: bool = False) -> None:
+        """Until the API server's Priority admission resolves the class as it now is.
+
+        Admission reads classes from the API server's informer, which learns of a change a moment
+        after the write returns: a pod or PodGroup created at once may be refused ("no PriorityClass
+        with name ... was found") or given the old value. A dry-run pod goes through the same
+        admission and is stored nowhere, so it shows what the next real object will meet."""
+        name = self.names.class_name(c.name)
+
+        def admitted(class_name: str | None) -> None:
+            try:
+                pod = self.kube.core.create_namespaced_pod(self.names.namespace, admission_probe(class_name, self.image),
+                                                           dry_run="All")
+            except ApiException as e:
+                if deleted and e.status == 403:
+                    return
+                raise NotYet(f"a pod of class {class_name} is refused: {api_message(e)}") from None
+            if deleted:
+                raise NotYet(f"a pod of the deleted class {class_name} is still admitted")
+            if pod.spec.priority != c.value:
+                raise NotYet(f"a pod of class {class_name or '(global default)'} gets priority {pod.spec.priority}, "
+                             f"not {c.value}")
+
+        what = f"the API server's admission to see PriorityClass {name} {'deleted' if deleted else 'as written'}"
+        wait_for(lambda: admitted(name), ADMISSION_BOUND, what)
+        if c.globalDefault and not deleted:
+            wait_for(lambda: admitted(None), ADMISSION_BOUND, what + " as the global default")
 
     def update_class(self, c: ClassSpec) -> str | None:
         name = self.names.class_name(c.name)
@@ -148,6 +188,7 @@ class PodClient:
                 return api_message(e)
             raise
         self.class_specs[c.name] = c
+        self.wait_admission_sees(c)
         return None
 
     def create_pod_group(self, g: PodGroupSpec) -> None:
@@ -211,6 +252,8 @@ class PodClient:
             self._refused(step.updateClass.name, self.update_class(step.updateClass))
         elif step.deleteClass is not None:
             ignore_missing(lambda: self.kube.scheduling.delete_priority_class(self.names.class_name(step.deleteClass)))
+            if step.deleteClass in self.class_specs:
+                self.wait_admission_sees(self.class_specs[step.deleteClass], deleted=True)
         elif step.createPdb is not None:
             self.create_pdb(step.createPdb)
             self.wait_pdbs_current()
