@@ -16,7 +16,7 @@ from harness.build import pins
 REPO = Path(__file__).resolve().parent.parent
 
 DEFAULTS = RunOptions(
-    scheduler="plugins", k8s_version=None, scheduler_binary=None, scheduler_config=None, keep_cluster=False,
+    scheduler=None, k8s_version=None, scheduler_binary=None, scheduler_config=None, keep_cluster=False,
     kubeconfig=None, cluster="local", kind_binary=None, kind_node_image=None, scheduler_image=None, repeat=1,
     scheduler_verbosity=None, artifacts=Path("artifacts"), scenarios=None, no_cluster=False, system="pods",
     karmada_scheduler_binary=None, karmada_scheduler_gates=None, feature_gates=None, runtime_config=None,
@@ -52,13 +52,29 @@ def test_a_wrong_build_or_release_is_one_usage_error(changes, message):
     assert str(e.value).startswith(message)
 
 
-def test_the_plugins_build_on_releases_it_does_not_build_on_is_refused_unless_a_binary_is_given(tmp_path):
-    newest = pins.releases()[-1]
-    if pins.has_plugins(newest):
+def test_a_release_without_a_build_runs_the_builds_it_has_and_says_which_cell_is_not_run(tmp_path):
+    """`--k8s-version 1.37` alone ran nothing (an error), and `1.34,1.37` dropped 1.37 in silence."""
+    from conformance.plugin.options import plan
+    from conformance.plugin.reporting import not_run_line
+
+    without = [r for r in pins.releases() if not pins.has_plugins(r)]
+    with_plugins = [r for r in pins.releases() if pins.has_plugins(r)]
+    if not without:
         pytest.skip("every release has a scheduler-plugins build")
+    newest, older = without[-1], with_plugins[0]
+    # No --scheduler: every build that exists on the release, and the missing cell named.
+    found, not_run = plan(opts(k8s_version=newest))
+    assert found == [f"upstream@{newest}"]
+    assert not_run == [(f"plugins@{newest}", f"no scheduler-plugins release builds on Kubernetes {newest}")]
+    assert not_run_line(not_run) == f"not run: plugins@{newest} (no scheduler-plugins release builds on Kubernetes {newest})"
+    # An explicit build runs where it exists; the cell it cannot run is said, not dropped.
+    found, not_run = plan(opts(scheduler="plugins", k8s_version=f"{older},{newest}"))
+    assert found == [f"plugins@{older}"] and [t for t, _ in not_run] == [f"plugins@{newest}"]
+    # An explicit build that runs nowhere asked is one usage error.
     with pytest.raises(pytest.UsageError, match=f"--k8s-version {newest}: no scheduler-plugins release builds on it"):
-        targets(opts(k8s_version=newest))
-    assert targets(opts(k8s_version=newest, scheduler_binary=tmp_path / "s")) == [f"plugins@{newest}"]
+        targets(opts(scheduler="plugins", k8s_version=newest))
+    assert targets(opts(scheduler="plugins", k8s_version=newest, scheduler_binary=tmp_path / "s")) == [f"plugins@{newest}"]
+    assert not_run_line([]) is None
 
 
 def test_named_files_must_exist_and_the_scheduler_config_is_for_the_local_cluster(tmp_path):

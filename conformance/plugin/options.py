@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from harness.errors import KitError
-from harness.targets import BUILDS
+from harness.targets import BUILDS, DEFAULT_BUILD
 from conformance.plugin.state import RUN, RunOptions, RunState
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("priority-conformance")
-    g.addoption("--scheduler", default="plugins",
+    g.addoption("--scheduler", default=None,
                 help="scheduler build(s) under test, comma-separated: plugins (scheduler-plugins with "
-                     "PreemptionToleration, default) and/or upstream (kube-scheduler with DefaultPreemption)")
+                     "PreemptionToleration, default) and/or upstream (kube-scheduler with DefaultPreemption); "
+                     "with --k8s-version and no --scheduler, every build that exists on each release")
     g.addoption("--k8s-version", default=None, metavar="RELEASE",
                 help="Kubernetes release(s) of the whole local control plane, comma-separated (1.35,1.37) or "
                      "all; each build runs on each release where it builds (default: the newest release on "
@@ -77,7 +78,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def targets(opts: RunOptions) -> list[str]:
     """The targets under test: a build, or build@release when --k8s-version is given."""
-    builds = [b.strip() for b in opts.scheduler.split(",") if b.strip()]
+    return plan(opts)[0]
+
+
+def plan(opts: RunOptions) -> tuple[list[str], list[tuple[str, str]]]:
+    """The targets under test, and the (target, reason) cells asked for that cannot run.
+
+    With --k8s-version, a build that does not exist on a release is not run there, and said so
+    (the run's header and summary list it): never dropped in silence. Without --scheduler, the
+    builds are every build on each release; an explicit build that runs nowhere asked is an error."""
+    given = opts.scheduler is not None
+    builds = [b.strip() for b in (opts.scheduler or "").split(",") if b.strip()] if given else [DEFAULT_BUILD]
     bad = [b for b in builds if b not in BUILDS]
     if bad or not builds:
         raise pytest.UsageError(f"--scheduler: unknown build {bad}: choose from {', '.join(BUILDS)}")
@@ -85,7 +96,7 @@ def targets(opts: RunOptions) -> list[str]:
         raise pytest.UsageError("--kubeconfig runs one existing cluster: give a single --scheduler")
     wanted = opts.k8s_version
     if wanted is None:
-        return builds
+        return builds, []
     if opts.kubeconfig or opts.cluster != "local":
         raise pytest.UsageError("--k8s-version chooses the release of the local cluster the kit starts; "
                                 "an existing or kind cluster runs the release it runs")
@@ -97,13 +108,20 @@ def targets(opts: RunOptions) -> list[str]:
     if unknown or not chosen:
         raise pytest.UsageError(f"--k8s-version: no release {', '.join(unknown) or repr(wanted)}: "
                                 f"choose from {', '.join(known)} or all")
+    if not given:
+        builds = list(BUILDS)
     own_binary = opts.scheduler_binary is not None
-    found = [f"{b}@{r}" for r in chosen for b in builds
-             if b != "plugins" or own_binary or pins.has_plugins(r)]
+    found, not_run = [], []
+    for r in chosen:
+        for b in builds:
+            if b != "plugins" or own_binary or pins.has_plugins(r):
+                found.append(f"{b}@{r}")
+            else:
+                not_run.append((f"{b}@{r}", f"no scheduler-plugins release builds on Kubernetes {r}"))
     if not found:
         raise pytest.UsageError(f"--k8s-version {wanted}: no scheduler-plugins release builds on it; "
                                 f"the plugins build runs on {', '.join(r for r in known if pins.has_plugins(r))}")
-    return found
+    return found, not_run
 
 
 def load_scenarios(state: RunState) -> None:
@@ -182,7 +200,8 @@ def check_files(opts: RunOptions) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # The checks in this order: with several mistakes, the same one is reported first as before.
     opts = RunOptions.of(config)
-    state = RunState(options=opts, targets=targets(opts))
+    found, not_run = plan(opts)
+    state = RunState(options=opts, targets=found, not_run=not_run)
     load_scenarios(state)
     if opts.karmada:
         check_karmada(state)

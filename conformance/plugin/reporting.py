@@ -37,14 +37,23 @@ def pytest_runtest_makereport(item: pytest.Item, call):
             report.duration = result.seconds
 
 
+def not_run_line(not_run: list[tuple[str, str]]) -> str | None:
+    """The cells asked for that the run leaves out, for its header and its summary."""
+    if not not_run:
+        return None
+    return "not run: " + "; ".join(f"{target} ({why})" for target, why in not_run)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """What every cluster of the run starts with, beside what the scenarios add."""
     state = config.stash.get(RUN, None)
     if state is None or state.options.karmada:
         return []
     settings = state.options.gates.describe()
-    return [f"priority-conformance: {', '.join(state.targets)}; feature gates: "
-            + (settings or "each release's defaults") + " (a scenario's own gates: come on top, on a cluster of its own)"]
+    lines = [f"priority-conformance: {', '.join(state.targets)}; feature gates: "
+             + (settings or "each release's defaults") + " (a scenario's own gates: come on top, on a cluster of its own)"]
+    skipped = not_run_line(state.not_run)
+    return lines + ([f"priority-conformance: {skipped}"] if skipped else [])
 
 
 def remember(item: pytest.Item, report, params: dict) -> None:
@@ -194,6 +203,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.write_line(f"report.html not written: {type(e).__name__}: {e}")
     for line in state.timing_lines:
         terminalreporter.write_line(line)
+    skipped = not_run_line(state.not_run)
+    if skipped:
+        terminalreporter.write_line(f"[run] {skipped}")
     if state.preemptions:
         for line in latency_lines(state.preemptions):
             terminalreporter.write_line(line)

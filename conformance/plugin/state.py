@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class RunOptions:
     """The kit's command-line options (their names and defaults: ``options.pytest_addoption``)."""
 
-    scheduler: str
+    scheduler: str | None  # None: not given (the default build, or every build with --k8s-version)
     k8s_version: str | None
     scheduler_binary: Path | None
     scheduler_config: Path | None
@@ -93,6 +93,7 @@ class RunOptions:
 class RunState:
     options: RunOptions
     targets: list[str]  # build, or build@release with --k8s-version, in the order reports list them
+    not_run: list[tuple[str, str]] = field(default_factory=list)  # (target, why) asked for, not runnable
     scenarios: list = field(default_factory=list)  # pod scenarios (--system pods)
     binding_scenarios: list = field(default_factory=list)  # Karmada scenarios (--system karmada)
     karmada_gates: dict[str, bool] = field(default_factory=dict)
