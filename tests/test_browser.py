@@ -1,7 +1,8 @@
 """The spec site and a run's report in a real browser: headless chromium (Debian's chromium and
 chromium-driver) opens the index, every area page, a scenario page of each area and the report,
-and checks that each loads, that every link on it leads to a file, and that every image renders
-(naturalWidth > 0; the report shows a timeline picture drawn from a synthetic history).
+and checks that each loads, that every link on it leads to a file, that every image renders
+(naturalWidth > 0; the report shows a timeline picture drawn from a synthetic history), and that
+every area is shown by its title, never by its bare id (the podgroup area once was).
 
 Skipped, saying why, where no chromium is installed; CI installs it (.ci/run) and sets
 PRIORITYKIT_BROWSER=required so that a missing browser fails there instead.
@@ -97,6 +98,43 @@ def test_the_site_and_report_load_link_and_render_in_chromium(browser, built):
     browser.find_element("css selector", "a.scenario[href='../scenarios/preempt-basic.html']").click()
     assert browser.find_element("css selector", "dd.id").text == "preempt-basic"
     assert "plugins: FAIL" in browser.find_element("css selector", "dd.verdicts").text
+
+
+def untitled_areas(driver, site: Path) -> list[str]:
+    """Where an area is shown under its bare id instead of a title: the index's "what it pins"
+    column, and each area page's heading and window title (empty: every area has its title)."""
+    driver.get((site / "index.html").as_uri())
+    wrong = []
+    for name, title in driver.execute_script(
+            "return Array.from(document.querySelectorAll('table.areas tbody tr'),"
+            " r => [r.cells[0].innerText.trim(), r.cells[1].innerText.trim()])"):
+        if title in ("", name):
+            wrong.append(f"index.html: area {name} shown as {title!r}")
+    for page in sorted((site / "areas").glob("*.html")):
+        driver.get(page.as_uri())
+        heading = driver.find_element("css selector", "h1").text.strip()
+        window = driver.title.split(" · ")[0].strip()
+        for what, shown in (("heading", heading), ("window title", window)):
+            if shown in ("", page.stem):
+                wrong.append(f"areas/{page.name}: {what} {shown!r}")
+    return wrong
+
+
+def test_every_area_is_shown_by_its_title_not_its_id(browser, built):
+    site = built / SITE
+    assert {p.stem for p in (site / "areas").glob("*.html")} == {a.name for a in model.build(model.load()).areas}
+    assert untitled_areas(browser, site) == []
+
+
+def test_an_area_shown_by_its_id_is_caught(browser, tmp_path):
+    (tmp_path / "areas").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><title>x</title><table class="areas"><tbody>'
+        '<tr><td><a href="areas/queue.html">queue</a></td><td>queue</td></tr></tbody></table>')
+    (tmp_path / "areas" / "queue.html").write_text("<!doctype html><title>queue · x</title><h1>queue</h1>")
+    assert untitled_areas(browser, tmp_path) == [
+        "index.html: area queue shown as 'queue'", "areas/queue.html: heading 'queue'",
+        "areas/queue.html: window title 'queue'"]
 
 
 def test_a_broken_link_and_image_are_caught(browser, tmp_path):

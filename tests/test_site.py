@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse
@@ -164,6 +165,31 @@ def test_a_scenario_page_shows_each_build_s_model_and_says_which_are_specified(s
     assert "not specified: a difference is expected" in html  # upstream: a plugins-only scenario
     assert "no run recorded" in html
     assert "exempted default/thirty" in html  # the model's reason, as explain gives it
+
+
+def test_every_area_has_a_title_and_a_marker():
+    """An area without a title was shown under its bare id (podgroup was): every area a scenario
+    may name, and Karmada's, has its title, and each is a marker registered in pyproject.toml."""
+    import tomllib
+
+    from harness.formats import pods
+
+    assert set(model.AREAS) == {*pods.AREAS, model.KARMADA_AREA}
+    assert sorted(a for a in model.AREAS if not model.AREA_TITLES.get(a, "").strip()) == []
+    assert sorted(set(model.AREA_TITLES) - set(model.AREAS)) == []  # no title for an area that is gone
+    assert sorted(a for a in model.AREAS if model.AREA_TITLES[a].strip().lower() == a) == []
+    config = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    markers = {m.split(":")[0] for m in config["tool"]["pytest"]["ini_options"]["markers"]}
+    assert sorted(set(model.AREAS) - markers) == []
+
+
+def test_each_area_page_is_headed_by_its_title(site):
+    for area in model.AREAS:
+        page = site / "areas" / f"{area}.html"
+        if page.exists():  # an area with no scenario has no page
+            html = unescape(page.read_text())
+            assert f"<h1>{model.AREA_TITLES[area]}</h1>" in html, area
+            assert f"<title>{model.AREA_TITLES[area]} ·" in html, area
 
 
 def test_markup_in_a_scenario_is_shown_as_text(tmp_path):

@@ -24,7 +24,8 @@ from harness.site.runs import Verdict
 from harness.targets import BUILDS
 
 KARMADA_AREA = "karmada"
-# What each area pins, for its page's heading (the pytest markers of pyproject.toml say the same).
+# What each area pins, for its page's heading and title (the pytest markers of pyproject.toml say the
+# same); every area has one (tests/test_site.py), or its pages would show its bare id.
 AREA_TITLES = {
     "admission": "Priority admission and PriorityClass validation",
     "queue": "Scheduling queue order and retries",
@@ -34,6 +35,7 @@ AREA_TITLES = {
     "toleration": "The PreemptionToleration policy (scheduler-plugins)",
     "filter": "Which nodes are preemption candidates",
     "eviction": "The kubelet's node-pressure eviction ranking",
+    "podgroup": "Pod groups: gang scheduling and workload-aware preemption",
     KARMADA_AREA: "Karmada binding priority",
 }
 AREAS = (*pods.AREAS, KARMADA_AREA)
