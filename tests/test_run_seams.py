@@ -188,3 +188,50 @@ def test_a_deleted_class_is_awaited_until_admission_refuses_it():
     api.value, api.probes = None, 0
     act.perform(Step.model_validate({"deleteClass": "high"}))
     assert api.probes == 1
+
+
+def test_a_steps_wait_bound_follows_the_moment_the_model_predicts():
+    """A victim with a 40 s grace is gone 40 s after its preemption: the step must be watched
+    that long and more, not a flat 30 s (the bound read graces of the settled world, where
+    no pod is terminating any more)."""
+    from harness.formats.pods import Step
+    from harness.run.pods.expectation import apply_step
+    from harness.run.pods.scenario_run import DEFAULT_SETTLE, settle_bound
+    from reference import scheduler as sched
+    from tests.builders import T0, node, pc, pod, state
+
+    world = sched.start(state([pc("low", 1), pc("high", 1000)], [node("n1")],
+                              [pod("victim", 1, cls="low", on="n1", termination_grace_seconds=40)]),
+                        "upstream", T0)
+    step = Step.model_validate({"createPod": {"name": "preemptor", "priorityClassName": "high"}})
+    predicted = apply_step(world, step)
+    assert predicted.state.pod_keyed("default/preemptor").node_name == "n1"
+    assert settle_bound(world, predicted) >= DEFAULT_SETTLE + 40
+    quiet = apply_step(world, Step.model_validate({"wait": "1s"}))
+    assert settle_bound(world, quiet) <= DEFAULT_SETTLE + 1
+
+
+def test_a_parked_pods_rejectors_are_those_of_the_attempt_that_parked_it():
+    """Recomputed from the present, a pod rejected for room (NodeResourcesFit) and by its
+    selector elsewhere kept only NodeAffinity once the room's holder moved, so a deletion that
+    NodeResourcesFit's hint acts on was judged not to wake it."""
+    from harness.run.pods.check import parked_rejectors
+    from tests.builders import node, pod, state
+
+    now = state(nodes=[node("n1"), node("n2", labels=(("zone", "b"),))],
+                pods=[pod("waiting", 5, node_selector=(("zone", "a"),))])
+    present = dict(parked_rejectors(now, ["default/waiting"], {}))
+    assert "NodeResourcesFit" not in present["default/waiting"]
+    then = {"default/waiting": frozenset({"NodeResourcesFit", "NodeAffinity"})}
+    assert dict(parked_rejectors(now, ["default/waiting"], then)) == then
+
+
+def test_a_step_with_settle_is_looked_at_that_long_after_the_action():
+    """`settle: 10s` waited up to 15 s for a match from the action on, so a match in the first
+    seconds passed although the documented outcome is the state 10 s after the action."""
+    from harness.run.pods.scenario_run import LAG, settle_window
+
+    look_from, deadline = settle_window(10.0, 2.0)
+    assert look_from == 8.0  # the match must hold over the quiet time ending at 10 s
+    assert look_from + deadline == 10.0 + LAG
+    assert settle_window(1.0, 2.0) == (0.0, 1.0 + LAG)

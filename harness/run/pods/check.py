@@ -10,6 +10,7 @@ verdict.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
@@ -107,8 +108,11 @@ def displaced(log: PodLog) -> frozenset[str]:
 
 
 def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, release: str,
-                  gates: tuple = ()) -> World:
-    """The cluster as the model sees it, with the real times."""
+                  gates: tuple = (), rejectors_then: Mapping[str, frozenset[str]] | None = None) -> World:
+    """The cluster as the model sees it, with the real times.
+
+    ``rejectors_then``: the plugins that rejected each pod at the attempt that parked it, as the
+    model had them at the end of the step before; what wakes a parked pod is theirs to say."""
     names = act.names
     classes = []
     for name in act.created_classes:
@@ -167,13 +171,22 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
     terminating = tuple(p.key for p in state.pods if p.terminating and p.disruption_target_by_preemption)
     group_preemptions = tuple((g.key, terminating) for g in state.pod_groups
                               if terminating and any(not p.node_name for p in state.members(g)))
-    # The cluster does not show which plugins rejected a parked pod; the model's filters on the
-    # state as it is now stand in for its last attempt.
-    rejectors = tuple((key, filter_nodes(state, state.pod_keyed(key))[2]) for key, _ in parked)
+    # The cluster does not show which plugins rejected a parked pod. The model's own account of
+    # the attempt that parked it comes first; only a pod it has none for (parked during the
+    # set-up) is read from the state as it is now. Pods that moved since can shrink the present
+    # rejectors (to NodeAffinity alone, say) and hide the event that wakes the pod.
+    rejectors = parked_rejectors(state, [key for key, _ in parked], rejectors_then or {})
     return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
                  rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names),
                  gates=tuple(gates), group_preemptions=group_preemptions)
+
+
+def parked_rejectors(state: ClusterState, parked: list[str],
+                     then: Mapping[str, frozenset[str]]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each parked pod's rejectors: the model's from the attempt that parked it where it has
+    them, else the filters' verdict on ``state``."""
+    return tuple((key, then[key] if key in then else filter_nodes(state, state.pod_keyed(key))[2]) for key in parked)
 
 
 @dataclass(frozen=True)

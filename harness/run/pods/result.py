@@ -29,6 +29,12 @@ class StepRecord:
     # the timeline (run.timeline) draws the model's prediction.
     started_at: float | None = None
     ended_at: float | None = None
+    # How long the runner watched the step, and when after the action the model puts its
+    # outcome (the last victim's grace over, say): a step that stopped watching before that
+    # moment judged too early, and says so.
+    waited: float | None = None
+    predicted_at: float | None = None
+    out_of_time: bool = False
 
 
 @dataclass
@@ -86,6 +92,9 @@ class Result:
             if not (s.mismatches or s.expect_mismatches or self._failing(s)):
                 continue
             lines.append(f"step {s.index} ({s.action}):")
+            if s.out_of_time:
+                lines.append(f"  OUT OF TIME: the step was watched {s.waited:.1f} s, but the model puts its outcome "
+                             f"{s.predicted_at:.1f} s after the action")
             lines += [f"  SCHEDULER FAULT: {f}" for f in s.findings if f.fails]
             lines += [f"  KNOWN SCHEDULER FAULT: {f}" for f in s.findings if not f.fails and f.changes_outcome]
             lines.append(f"  {'pod':<22} {'model predicted':<44} {'cluster showed':<44}")

@@ -45,6 +45,7 @@ from reference.scheduler import World
 QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
 PRESSURE_QUIET = 15.0
 DEFAULT_SETTLE = 30.0
+LAG = 5.0  # seconds a step with ``settle:`` gives a lagging cluster past that moment
 
 
 class ScenarioRun:
@@ -68,6 +69,9 @@ class ScenarioRun:
                              # The API versions are the cluster's, whatever release the model predicts.
                              cluster_release or release)
         self.claimed: dict[str, str] = {}  # scenario node -> cluster node
+        # The plugins that rejected each pod the model left parked at the end of the last step:
+        # what wakes a parked pod is decided by the attempt that parked it, not by the state now.
+        self.rejectors_then: dict[str, frozenset[str]] = {}
         self.history: PodHistory | None = None
         self.archive = Archive(artifacts_dir, self.label, scenario.id, release, copy, scheduler_log)
         self.timelines = timelines
@@ -132,7 +136,8 @@ class ScenarioRun:
     def do_step(self, i: int, step: Step) -> StepRecord:
         assert self.history is not None
         started = time.time()
-        before = check.observe_world(self.history, self.act, self.s, self.build, self.release, self.gates)
+        before = check.observe_world(self.history, self.act, self.s, self.build, self.release, self.gates,
+                                     self.rejectors_then)
         # Where the scheduler may choose, each choice is a world of its own.
         worlds = sched.branches(before, lambda w: apply_step(w, step))
         quiet = QUIET
@@ -142,16 +147,25 @@ class ScenarioRun:
             quiet = PRESSURE_QUIET
         else:
             self.act.perform(step, self.cancel)
-        deadline = step.settle.total_seconds() + 5 if step.settle else max(self.settle_bound(w) for w in worlds)
+        acted = time.monotonic()
+        if step.settle:
+            look_from, deadline = settle_window(step.settle.total_seconds(), quiet)
+            lifecycle.pause(look_from, self.cancel)
+        else:
+            deadline = max(settle_bound(before, w) for w in worlds)
         rejected = self.act.rejected
         must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in rejected else set()
         last = settle(lambda: check.look(self.history, self.names, rejected, worlds, must_attempt),
                       lambda seen: seen.settled, deadline, quiet, self.cancel)
+        waited = time.monotonic() - acted
+        predicted_at = (last.world.now - before.now).total_seconds()
+        short = (not last.settled and not step.settle and waited < predicted_at)
         expect_mismatches = (check_expect(step.expect, last.observed, rejected, last.priorities,
                                           check.messages(self.history)) if step.expect else [])
+        self.rejectors_then = dict(last.world.rejectors)
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
                           expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults(),
-                          started, time.time())
+                          started, time.time(), waited=waited, predicted_at=predicted_at, out_of_time=short)
 
     def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
         """Leave the node just short enough of disk that the pods the model ranks first must go:
@@ -183,11 +197,24 @@ class ScenarioRun:
         assert self.history is not None
         return check.faults(self.history, self.release, self.label if self.label in PLUGINS else self.build)
 
-    @staticmethod
-    def settle_bound(world: World) -> float:
-        graces = [p.termination_grace_seconds for p in world.state.pods if p.terminating]
-        # A kubelet evicts one pod a pass (10 s) and waits up to 30 s for it to be cleaned up.
-        return DEFAULT_SETTLE + max(graces + [0]) * 2 + 40 * len(world.evicted)
 
 
-__all__ = ["ScenarioRun"]
+def settle_window(at: float, quiet: float) -> tuple[float, float]:
+    """For a step with ``settle: at``: when after the action to start looking, and for how long.
+
+    Its outcome is the cluster's state ``at`` seconds after the action (scenarios/README.md): a
+    match must hold over the quiet time that ends there, so a look that began at once could not
+    pass a scheduler that acts too early; a cluster that lags behind gets LAG more."""
+    look_from = max(0.0, at - quiet)
+    return look_from, at - look_from + LAG
+
+
+def settle_bound(before: World, predicted: World) -> float:
+    """How long a step may take to show the model's outcome: the moment the model predicts it
+    (the last victim's grace ends, say) plus DEFAULT_SETTLE for the scheduler's own pace, plus,
+    for each eviction the step predicts, a kubelet pass (10 s) and its 30 s clean-up."""
+    predicted_at = max(0.0, (predicted.now - before.now).total_seconds())
+    return DEFAULT_SETTLE + predicted_at + 40 * (len(predicted.evicted) - len(before.evicted))
+
+
+__all__ = ["ScenarioRun", "settle_bound", "settle_window"]
