@@ -124,16 +124,16 @@ def test_the_file_name_must_be_the_id(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (("{{name: m1, cpu: 2000}}", "{{name: m1, cpus: 2000}}"), "members.0.cpus: unknown field"),
-    (("cpu: 1000", "cpu: lots"), "steps.0.propagate.cpu"),
-    (("replicas: 2", "replicas: 0"), "steps.0.propagate.replicas"),
-    (("value: 1000", "value: 2000000000"), "priorityClasses.0.value"),
+    (("{{name: m1, cpu: 2000}}", "{{name: m1, cpus: 2000}}"), "members[0].cpus: unknown field"),
+    (("cpu: 1000", "cpu: lots"), "steps[0].propagate.cpu"),
+    (("replicas: 2", "replicas: 0"), "steps[0].propagate.replicas"),
+    (("value: 1000", "value: 2000000000"), "priorityClasses[0].value"),
     (("name: high", "name: system-high"), "reserved for system classes"),
-    (("state: scheduled", "state: running"), "steps.0.expect.bindings.app-a.state"),
-    (("clusters: {{m1: 2}}", "clusters: {{m9: 2}}"), "steps.0.expect.bindings.app-a.clusters: no member named 'm9'"),
+    (("state: scheduled", "state: running"), "steps[0].expect.bindings.app-a.state"),
+    (("clusters: {{m1: 2}}", "clusters: {{m9: 2}}"), "steps[0].expect.bindings.app-a.clusters: no member named 'm9'"),
     (("clusters: {{m1: 2}}", "clusters: {{m1: 0}}"), "greater than or equal to 1"),
     (("clusters: {{m1: 2}}", "clusters: {{}}"), "a scheduled binding has at least one cluster"),
-    (("clusters: {{m1: 2}}", "clusters: null"), "steps.0.expect.bindings.app-a.clusters"),
+    (("clusters: {{m1: 2}}", "clusters: null"), "steps[0].expect.bindings.app-a.clusters"),
     (("state: scheduled, priority: 1000,", "state: absent, priority: 1000,"), "an absent binding has no priority"),
     (("state: scheduled", "state: waiting"), "only a scheduled binding has clusters"),
     (("app-a: {{state", "app-b: {{state"), "expect.bindings.app-b: no app named 'app-b'"),
@@ -145,22 +145,22 @@ def test_a_bad_field_is_named_with_its_path(tmp_path, change, message):
 
 
 @pytest.mark.parametrize("steps, message", [
-    ("- {propagate: {name: a, replicas: 1, cpu: 500}, delete: a}", "steps.0: a step does one thing; this one has propagate, delete"),
+    ("- {propagate: {name: a, replicas: 1, cpu: 500}, delete: a}", "steps[0]: a step does one thing; this one has propagate, delete"),
     ("- {settle: 5s}", "a step needs an action or an expect"),
     ("- {wait: 5s, settle: 5s}", "this step has none"),
     ("- {wait: soon}", "'soon' is not a duration"),
-    ("- {scale: {name: a, replicas: 2}}", "steps.0.scale.name: no app named 'a' exists by then"),
-    ("- {delete: a}", "steps.0.delete: no app named 'a' exists by then"),
-    ("- {deleteClass: nope}", "steps.0.deleteClass: no class named 'nope'"),
-    ("- {createClass: {name: high, value: 1}}", "steps.0.createClass.name: class 'high' already exists by then"),
-    ("- {scheduler: running}", "steps.0.scheduler: karmada-scheduler is already running"),
+    ("- {scale: {name: a, replicas: 2}}", "steps[0].scale.name: no app named 'a' exists by then"),
+    ("- {delete: a}", "steps[0].delete: no app named 'a' exists by then"),
+    ("- {deleteClass: nope}", "steps[0].deleteClass: no class named 'nope'"),
+    ("- {createClass: {name: high, value: 1}}", "steps[0].createClass.name: class 'high' already exists by then"),
+    ("- {scheduler: running}", "steps[0].scheduler: karmada-scheduler is already running"),
     ("- {propagate: {name: a, replicas: 1, cpu: 500}}\n- {delete: a}\n- {propagate: {name: a, replicas: 1, cpu: 500}}",
-     "steps.2.propagate.name: app 'a' is propagated twice"),
+     "steps[2].propagate.name: app 'a' is propagated twice"),
     ("- {propagate: {name: a, replicas: 2, cpu: 500}}\n- {scale: {name: a, replicas: 2}}",
-     "steps.1.scale.replicas: 'a' already has 2"),
+     "steps[1].scale.replicas: 'a' already has 2"),
     ("- {propagate: {name: a, replicas: 1, cpu: 500}}\n- {delete: a}\n- {scale: {name: a, replicas: 2}}",
-     "steps.2.scale.name: no app named 'a' exists by then"),
-    ("- {expect: {order: [a]}}", "steps.0.expect.order: no app named 'a'"),
+     "steps[2].scale.name: no app named 'a' exists by then"),
+    ("- {expect: {order: [a]}}", "steps[0].expect.order: no app named 'a'"),
     ("- {propagate: {name: a, replicas: 1, cpu: 500}, expect: {order: [a, a]}}", "order: an app is listed twice"),
     ("- {propagate: {name: a, replicas: 1, cpu: 500}, expect: {}}", "an expect checks bindings, an order or both"),
     ("- {wait: 3m}\n- {wait: 1m}", "keep a scenario under 240s"),
@@ -195,8 +195,8 @@ def test_load_dir_reads_only_yaml_files_in_name_order(tmp_path):
 def test_disagreements_name_the_step_field_and_the_models_reason(tmp_path):
     wrong = load(write(tmp_path, GOOD.replace("priority: 1000", "priority: 5").replace("{{m1: 2}}", "{{m1: 1}}")))
     found = disagreements(wrong, predict(wrong))
-    assert any(f.startswith("steps.0.expect.bindings.app-a.priority: file says 5, model predicts 1000") for f in found)
-    assert any(f.startswith("steps.0.expect.bindings.app-a.clusters:") for f in found)
+    assert any(f.startswith("steps[0].expect.bindings.app-a.priority: file says 5, model predicts 1000") for f in found)
+    assert any(f.startswith("steps[0].expect.bindings.app-a.clusters:") for f in found)
 
 
 def test_load_sources_defaults_to_the_catalogue():

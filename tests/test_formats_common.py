@@ -97,7 +97,7 @@ def test_the_catalogue_check_loads_both_kinds_and_applies_the_id_rule_across_the
 
 def test_errors_name_the_field_without_pydantics_wrapping(tmp_path):
     bad = write(tmp_path, POD.replace("{{name: n1}}", "{{name: n1, cpus: 4}}"), "bad")
-    with pytest.raises(ScenarioError, match=r"bad.yaml: nodes.0.cpus: unknown field"):
+    with pytest.raises(ScenarioError, match=r"bad.yaml: nodes\[0\].cpus: unknown field"):
         pods.load(bad)
     dangling = write(tmp_path, POD.replace("{{p: n1}}", "{{p: n9}}"), "dangling")
     with pytest.raises(ScenarioError) as e:

@@ -60,7 +60,7 @@ def test_a_pressure_scenario_loads_needs_a_kubelet_and_the_model_evicts_by_the_r
 
 
 def test_bad_quantities_and_dangling_nodes_are_named(tmp_path):
-    assert "pods.0.writes" in error_of(tmp_path, a="lots") and "not a quantity" in error_of(tmp_path, a="lots")
+    assert "pods[0].writes" in error_of(tmp_path, a="lots") and "not a quantity" in error_of(tmp_path, a="lots")
     assert "whole mebibytes" in error_of(tmp_path, a="1000k")
     assert "steps[0].pressure.node: no node named 'n9'" in error_of(tmp_path, node="n9")
 

@@ -107,6 +107,6 @@ def test_a_huge_wait_is_rejected_with_file_and_field(tmp_path):
     try:
         load(f)
     except ScenarioError as e:
-        assert "pdb-budget-left-no-violation.yaml" in str(e) and "steps.0.wait" in str(e) and "out of range" in str(e)
+        assert "pdb-budget-left-no-violation.yaml" in str(e) and "steps[0].wait" in str(e) and "out of range" in str(e)
     else:
         raise AssertionError("accepted")

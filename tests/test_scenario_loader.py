@@ -47,17 +47,17 @@ def test_malformed_yaml_names_file_and_line(tmp_path):
 
 def test_unknown_field_names_its_path(tmp_path):
     msg = error_of(write(tmp_path, GOOD.replace("{{name: n1}}", "{{name: n1, cpus: 4}}")))
-    assert "nodes.0.cpus: unknown field" in msg
+    assert "nodes[0].cpus: unknown field" in msg
 
 
 def test_wrong_type_names_its_path(tmp_path):
     msg = error_of(write(tmp_path, GOOD.replace("value: 1", "value: high")))
-    assert "priorityClasses.0.value" in msg and "integer" in msg
+    assert "priorityClasses[0].value" in msg and "integer" in msg
 
 
 def test_dangling_class_name(tmp_path):
     msg = error_of(write(tmp_path, GOOD.replace("{{name: v, class: low", "{{name: v, class: lo")))
-    assert "pods.v.class: no priority class named 'lo'" in msg
+    assert "pods[0].class: no priority class named 'lo'" in msg
 
 
 def test_dangling_node_name(tmp_path):
@@ -100,7 +100,7 @@ def test_global_default_needs_alone(tmp_path):
 
 def test_bad_duration(tmp_path):
     msg = error_of(write(tmp_path, GOOD.replace("  - createPod: {{name: p, class: low}}", "  - wait: soon\n  - createPod: {{name: p, class: low}}")))
-    assert "steps.0.wait" in msg and "duration" in msg
+    assert "steps[0].wait" in msg and "duration" in msg
 
 
 def test_missing_file():

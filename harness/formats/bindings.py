@@ -35,7 +35,7 @@ from reference.binding.predict import (
 )
 
 from harness.formats import common
-from harness.formats.common import KARMADA, Duration, Name, ScenarioId, Strict, dupes
+from harness.formats.common import KARMADA, Duration, Name, ScenarioId, Strict, dupes, field_path
 
 DEFAULT_SETTLE = timedelta(seconds=30)  # how long the runner waits for an expect without settle
 # A binding parked as unschedulable goes back to the queue after 5 minutes in it (at the next
@@ -181,7 +181,7 @@ class KarmadaScenario(Strict):
         seen: set[str] = set()
         running = True
         for i, st in enumerate(self.steps):
-            where = f"steps.{i}"
+            where = f"steps[{i}]"
             if st.createClass:
                 if st.createClass.name in classes:
                     errors.append(f"{where}.createClass.name: class {st.createClass.name!r} already exists by then")
@@ -214,13 +214,13 @@ class KarmadaScenario(Strict):
                 running = st.scheduler == "running"
             if st.expect:
                 for app, b in st.expect.bindings.items():
+                    at = field_path("steps", i, "expect", "bindings", app)
                     if app not in seen:
-                        errors.append(f"{where}.expect.bindings.{app}: no app named {app!r} was propagated by then")
+                        errors.append(f"{at}: no app named {app!r} was propagated by then")
                     for option in [b.clusters] if isinstance(b.clusters, dict) else b.clusters:
                         for m in option:
                             if m not in members:
-                                errors.append(f"{where}.expect.bindings.{app}.clusters: no member named {m!r} "
-                                              f"(members: {', '.join(members)})")
+                                errors.append(f"{at}.clusters: no member named {m!r} (members: {', '.join(members)})")
                 for app in st.expect.order:
                     if app not in seen:
                         errors.append(f"{where}.expect.order: no app named {app!r} was propagated by then")
@@ -296,7 +296,7 @@ def disagreements(scenario: KarmadaScenario, predicted: list[StepExpectation]) -
         e = by_step[i]
         for app, stated in st.expect.bindings.items():
             model = e.bindings.get(app)
-            where = f"steps.{i}.expect.bindings.{app}"
+            where = field_path("steps", i, "expect", "bindings", app)
             if model is None:
                 out.append(f"{where}: the model has no binding for {app}")
                 continue
@@ -311,7 +311,7 @@ def disagreements(scenario: KarmadaScenario, predicted: list[StepExpectation]) -
                            f"({model.reason})")
         if st.expect.order:
             if e.orders != frozenset({tuple(st.expect.order)}):
-                out.append(f"steps.{i}.expect.order: file says {st.expect.order}, model allows "
+                out.append(f"steps[{i}].expect.order: file says {st.expect.order}, model allows "
                            f"{sorted(list(o) for o in e.orders or ())}")
     return out
 

@@ -150,19 +150,59 @@ def kind_of_file(path: Path) -> str:
     return kind_of(read_mapping(Path(path)))
 
 
-def describe(e: ValidationError) -> str:
-    """A validation error as ``field.path: what is wrong``, one per problem."""
-    lines = []
+# A key written after a dot; any other (a label's key, "topology.kubernetes.io/zone") goes in
+# brackets, as Kubernetes writes field paths, so that its dots cannot be read as steps of the path.
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def field_path(*steps: str | int) -> str:
+    """A place in a scenario file, in the one notation every error uses (scenarios/README.md):
+    ``steps[2].createPod.class``: list items by index in brackets, mapping keys after a dot."""
+    out = ""
+    for s in steps:
+        if isinstance(s, int):
+            out += f"[{s}]"
+        elif _PLAIN_KEY.match(s):
+            out += f".{s}" if out else s
+        else:
+            out += f"[{s}]"
+    return out
+
+
+def _in_file(loc: tuple, raw) -> str:
+    """pydantic's location of an error as a path in the file: ``loc`` also holds the names of the
+    types a union tried (``str``, ``list[str]``), which are not in the file; walking the file's own
+    data tells them apart from its keys and indexes."""
+    steps: list[str | int] = []
+    here = raw
+    for n, part in enumerate(loc):
+        if isinstance(here, dict) and part in here:
+            steps.append(part)
+            here = here[part]
+        elif isinstance(here, list) and isinstance(part, int) and 0 <= part < len(here):
+            steps.append(part)
+            here = here[part]
+        elif isinstance(here, dict) and n == len(loc) - 1:
+            steps.append(part)  # a field that is missing from the file
+            here = None
+    return field_path(*steps)
+
+
+def describe(e: ValidationError, raw=None) -> str:
+    """A validation error as ``path: what is wrong``, one per place; a value no member of a union
+    accepts is one problem, each member's complaint joined by "or"."""
+    by_place: dict[str, list[str]] = {}
     for err in e.errors():
-        loc = ".".join(str(x) for x in err["loc"])
+        loc = _in_file(err["loc"], raw) if raw is not None else field_path(*err["loc"])
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field"
         elif err["type"] == "value_error":
             msg = msg.removeprefix("Value error, ")
-        # Checks that span the whole file are reported at the top; their text names the field.
-        lines.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(lines)
+        if msg not in by_place.setdefault(loc, []):
+            by_place[loc].append(msg)
+    # Checks that span the whole file are reported at the top; their text names the field.
+    return "; ".join(f"{loc}: {' or '.join(msgs)}" if loc else " or ".join(msgs) for loc, msgs in by_place.items())
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -179,7 +219,7 @@ def load_model(path: str | Path, model: type[M], kind: str | None = None) -> M:
     try:
         obj = model.model_validate(raw)
     except ValidationError as e:
-        raise ScenarioError(f"{path}: {describe(e)}") from None
+        raise ScenarioError(f"{path}: {describe(e, raw)}") from None
     found = getattr(obj, "id", path.stem)
     if found != path.stem:
         raise ScenarioError(f"{path}: id: {found!r} must match the file name {path.stem!r}")

@@ -35,7 +35,7 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 
 from harness import gates
 from harness.formats import common
-from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioError, ScenarioId, Strict, dupes
+from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioError, ScenarioId, Strict, dupes, field_path
 from harness.kube import NODE_STORAGE, SLOT
 from harness.targets import BUILDS
 
@@ -299,14 +299,14 @@ class Scenario(Strict):
                     for pod_name, nodes in getattr(e, field_name).items():
                         for n in [nodes] if isinstance(nodes, str) else nodes:
                             if n not in node_names and not (field_name == "nominated" and n == ""):
-                                errors.append(f"{where}.expect.{field_name}.{pod_name}: no node named {n!r}")
+                                errors.append(f"{field_path('steps', i, 'expect', field_name, pod_name)}: no node named {n!r}")
         written = sum(p.writes for p in self.pods) + sum(s.createPod.writes for s in self.steps if s.createPod)
         if written > NODE_STORAGE:
             errors.append(f"writes: the scenario's pods write {written >> 20}Mi in all, more than a node holds for "
                           f"them ({NODE_STORAGE >> 20}Mi)")
-        for p in self.pods:
+        for i, p in enumerate(self.pods):
             if p.priorityClassName and p.priorityClassName not in {c.name for c in self.priorityClasses} | set(SYSTEM_CLASSES):
-                errors.append(f"pods.{p.name}.class: no priority class named {p.priorityClassName!r}")
+                errors.append(f"pods[{i}].class: no priority class named {p.priorityClassName!r}")
         if errors:
             raise ValueError("; ".join(errors))
         return self
@@ -403,16 +403,16 @@ def initial_state(s: Scenario, now: datetime) -> ClusterState:
     from reference.admission import admit_pod, admit_pod_group
 
     state = ClusterState(tuple(to_class(c) for c in s.priorityClasses), tuple(to_node(n) for n in s.nodes))
-    for g in s.podGroups:
+    for i, g in enumerate(s.podGroups):
         decision = admit_pod_group(state, to_group(g))
         if not decision:
-            raise ScenarioError(f"{s.id}: podGroups.{g.name}: rejected by admission: {decision.reason}")
+            raise ScenarioError(f"{s.id}: podGroups[{i}]: {g.name} rejected by admission: {decision.reason}")
         state = state.with_group(decision.obj)
     for i, p in enumerate(s.pods):
         when = now - timedelta(seconds=len(s.pods) - i)
         decision = admit_pod(state, to_pod(p))
         if not decision:
-            raise ScenarioError(f"{s.id}: pods.{p.name}: rejected by admission: {decision.reason}")
+            raise ScenarioError(f"{s.id}: pods[{i}]: {p.name} rejected by admission: {decision.reason}")
         pod = decision.obj.with_(node_name=p.node, start_time=when,
                                  scheduled_at=None if p.bypassScheduler else when)
         state = state.with_pod(pod)
