@@ -1,20 +1,36 @@
 """What a run reports besides pass and fail: per-scenario durations in JUnit, timings, the release
-matrix, and ``report.html``: every scenario test's verdict linked to its page on the spec site
-(written beside it) and to its timeline picture."""
+matrix, ``report.html``: every scenario test's verdict linked to its page on the spec site
+(written beside it) and to its timeline picture, and the run's summary as a record
+(``run-summary.json``: counts, wall and build times, commit, machine; ``harness.run.summary``)."""
 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 from pathlib import Path
 
 import pytest
 
+from harness.run import summary
 from harness.run.verdict import NOT_RUN, matrix_lines, verdict
 from conformance.plugin.state import RUN
 
 SCENARIO_PARAMS = ("scenario", "real_scenario", "binding_scenario")  # the tests that run one scenario each
+
+
+# (the session's start as a date and on the monotonic clock, the seconds its start-up hooks took:
+# the build of everything the run's clusters start, before the first test)
+STARTED = pytest.StashKey[tuple[str, float, float]]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionstart(session: pytest.Session):
+    """When the session started, and how long building took (session.pytest_sessionstart builds)."""
+    started = summary.now(), time.monotonic()
+    yield
+    session.config.stash[STARTED] = (*started, time.monotonic() - started[1])
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -191,6 +207,43 @@ def write_timings(records: list[dict], artifacts: Path) -> Path:
     return out
 
 
+def targets_of(state) -> tuple[summary.Target, ...]:
+    """Each target's scenario tests (a --repeat copy counted with its target), longest scenario,
+    batch wall time and cluster bring-up, as far as this kind of run keeps them."""
+    rows: dict[str, list] = {}
+    for r in state.report_rows:
+        rows.setdefault(re.sub(r" \(copy\d+\)$", "", r.target), []).append(r)
+    running = state.local_clusters.running if state.local_clusters is not None else {}
+    out = []
+    for name in [*(t for t in state.targets if t in rows or t in running), *sorted(set(rows) - set(state.targets))]:
+        mine = rows.get(name, [])
+        longest = max(mine, key=lambda r: r.seconds, default=None)
+        batch = running.get(name)
+        local = getattr(batch, "local", None)
+        timings = getattr(local, "timings", None) or {}
+        kind = state.kind_runs.get(name)
+        out.append(summary.Target(
+            name, len(mine), longest.scenario if longest else "", round(longest.seconds, 2) if longest else 0.0,
+            round(batch.wall, 2) if batch is not None else None,
+            round(timings["build"], 3) if "build" in timings else None,
+            round(timings["up"], 2) if "up" in timings
+            else round(kind.timings["ready"], 2) if kind is not None and "ready" in kind.timings else None))
+    return tuple(out)
+
+
+def run_summary(state, config: pytest.Config, stats: dict, exitstatus: int) -> summary.RunSummary:
+    started, t0, build = config.stash.get(STARTED, (summary.now(), time.monotonic(), 0.0))
+    commit, changed = summary.commit()
+    clusters = state.local_clusters
+    return summary.RunSummary(
+        run_id=state.run_id, started=started, finished=summary.now(), commit=commit, local_changes=changed,
+        machine=summary.machine(), args=tuple(config.invocation_params.args), exit_status=int(exitstatus),
+        counts=summary.counts(stats), wall_seconds=round(time.monotonic() - t0, 2), build_seconds=round(build, 2),
+        targets=targets_of(state), peak_memory_bytes=clusters.peak_rss() if clusters is not None else None,
+        karmada={k: round(v, 2) for k, v in state.karmada_timings.items()},
+        junit=str(config.option.xmlpath or ""))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     state = config.stash.get(RUN, None)
     if state is None:
@@ -229,3 +282,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.write_line(
             f"[run] {wall:.1f} s from collection to the end, {wall / state.longest:.2f}x the longest scenario "
             f"({state.longest:.1f} s); peak memory of the kit and its clusters {clusters.peak_rss() / 2**30:.1f} GiB")
+    if not state.options.collect_only:
+        try:  # a record is never worth a run's result either
+            written = run_summary(state, config, terminalreporter.stats, exitstatus).write(state.options.artifacts)
+            terminalreporter.write_line(f"(the run's counts, times, commit and machine in {written})")
+        except Exception as e:
+            terminalreporter.write_line(f"{summary.FILE} not written: {type(e).__name__}: {e}")
