@@ -9,17 +9,36 @@ from reference.release import DEFAULT_RELEASE
 FILES = catalogue.files()
 
 
+KARMADA_FILES = sorted(catalogue.CATALOGUES["karmada"].glob("*.yaml"))
+POD_FILES = sorted(catalogue.CATALOGUES["pods"].glob("*.yaml"))
+
+
 def test_validate_with_no_argument_checks_the_whole_catalogue(capsys):
     assert main(["validate"]) == 0
     out = capsys.readouterr().out
-    assert out.strip().splitlines()[-1] == f"{len(FILES)} valid, 0 invalid"
+    assert out.strip().splitlines()[-1] == f"{len(FILES)} valid ({len(POD_FILES)} pod, {len(KARMADA_FILES)} Karmada), 0 invalid"
     assert any(f.parent.name == "karmada" for f in FILES) and any(f.parent.name == "scenarios" for f in FILES)
 
 
+def test_validate_reads_a_folder_whole_and_counts_each_kind(capsys):
+    # `validate scenarios` once said "91 valid" and left scenarios/karmada out without a word.
+    assert main(["validate", str(catalogue.CATALOGUES["pods"])]) == 0
+    assert capsys.readouterr().out.strip() == f"{len(FILES)} valid ({len(POD_FILES)} pod, {len(KARMADA_FILES)} Karmada), 0 invalid"
+    assert len(FILES) == len(POD_FILES) + len(KARMADA_FILES)
+
+
 def test_validate_reads_karmada_files_with_their_own_format(capsys):
-    folder = catalogue.CATALOGUES["karmada"]
-    assert main(["validate", str(folder)]) == 0
-    assert capsys.readouterr().out.strip() == f"{len(list(folder.glob('*.yaml')))} valid, 0 invalid"
+    assert main(["validate", str(catalogue.CATALOGUES["karmada"])]) == 0
+    assert capsys.readouterr().out.strip() == f"{len(KARMADA_FILES)} valid (0 pod, {len(KARMADA_FILES)} Karmada), 0 invalid"
+
+
+def test_validate_names_each_invalid_file_and_counts_the_valid_ones(tmp_path, capsys):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "preempt-basic.yaml").write_text((catalogue.CATALOGUES["pods"] / "preempt-basic.yaml").read_text())
+    (tmp_path / "bad.yaml").write_text("id: bad\n")
+    assert main(["validate", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith(f"INVALID {tmp_path / 'bad.yaml'}: ") and out[-1] == "1 valid (1 pod, 0 Karmada), 1 invalid"
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])

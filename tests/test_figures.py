@@ -209,3 +209,19 @@ def test_the_plugin_records_the_run_s_summary_and_the_generator_reads_it(pyteste
     assert "| `plugins` | 1 scenario tests; longest `preempt-basic` 7.5 s |" in block.splitlines()
     assert "Read from `run-summary.json`, `junit.xml` in" in block
     assert figures.problems(out.read_text(), "page.md") == []
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/figures.md"])
+def test_the_docs_figures_are_the_generator_s_with_their_run_s_commit_and_date(doc):
+    """A figure typed into the block, or a block without its run's commit and date, fails here:
+    regenerate it (docs/figures.md says how)."""
+    assert figures.problems((REPO / doc).read_text(), doc) == []
+
+
+def test_the_readme_s_figures_section_quotes_no_figure_outside_the_block():
+    text = (REPO / "README.md").read_text()
+    section = text.split("\n## Figures\n", 1)[1]
+    section = re.split(r"\n#{1,6} ", section, maxsplit=1)[0]
+    start, end = figures.span(section, "README.md")
+    outside = section[:start] + section[end:]
+    assert re.findall(r"[^\n]*\d[^\n]*", outside) == []

@@ -15,11 +15,12 @@ from harness.targets import BUILDS, DEFAULT_BUILD
 
 
 def register(sub) -> None:
-    v = sub.add_parser("validate", help="check scenario files (or folders of them; default: the catalogue, "
-                                        "pods and Karmada)")
+    v = sub.add_parser("validate", help="check that scenario files follow their format (files or folders, read "
+                                        "whole: pods and Karmada; default: the catalogue)")
     v.add_argument("files", nargs="*", metavar="PATH")
     v.set_defaults(func=validate)
-    e = sub.add_parser("explain", help="step the model through a scenario file, with reasons")
+    e = sub.add_parser("explain", help="step the model through a scenario file, with reasons (it says whether "
+                                       "each expect is met and exits 0 either way: `check` is the pass/fail one)")
     e.add_argument("file", type=Path)
     e.add_argument("--scheduler", choices=list(BUILDS), default=None,
                    help=f"the build whose behaviour to model (default: {DEFAULT_BUILD}, or the build the "
@@ -40,12 +41,18 @@ def register(sub) -> None:
 
 def validate(args) -> int:
     from harness.formats import catalogue
+    from harness.formats.common import KARMADA, PODS
 
     files = catalogue.files([Path(f) for f in args.files])
-    _, errors = catalogue.check(files)
+    scenarios, errors = catalogue.check(files)
     for e in errors:
         print(f"INVALID {e}")
-    print(f"{len(files) - len(errors)} valid, {len(errors)} invalid")
+    kinds = [catalogue.kind(s) for s in scenarios]
+    summary = (f"{len(scenarios)} valid ({kinds.count(PODS)} pod, {kinds.count(KARMADA)} Karmada), "
+               f"{len(files) - len(scenarios)} invalid")
+    if errors and len(scenarios) == len(files):
+        summary += "; an id is used twice"  # every file is valid alone, the set is not
+    print(summary)
     return 1 if errors else 0
 
 

@@ -25,8 +25,21 @@ def load_any(path: str | Path) -> AnyScenario:
 
 
 def files(sources: list[Path] | None = None) -> list[Path]:
-    """The files named by ``sources`` (files or folders), or every file of the kit's catalogue."""
-    return common.scenario_files(list(sources) if sources else list(CATALOGUES.values()))
+    """The files named by ``sources`` (files, or folders read whole, subfolders too), or every
+    file of the kit's catalogue; each file once. Whole, because either kind is told from its
+    content: `validate scenarios` once skipped scenarios/karmada without a word."""
+    found = common.scenario_files(list(sources) if sources else list(CATALOGUES.values()), recursive=True)
+    seen: set[Path] = set()
+    out = []
+    for f in found:
+        if f.resolve() not in seen:
+            seen.add(f.resolve())
+            out.append(f)
+    return out
+
+
+def kind(scenario: AnyScenario) -> str:
+    return KARMADA if isinstance(scenario, bindings.KarmadaScenario) else PODS
 
 
 def check(paths: list[Path]) -> tuple[list[AnyScenario], list[str]]:

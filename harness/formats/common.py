@@ -229,13 +229,14 @@ def load_model(path: str | Path, model: type[M], kind: str | None = None) -> M:
 # --- a run's scenarios ------------------------------------------------------------------
 
 
-def scenario_files(sources: list[Path]) -> list[Path]:
-    """The files named by ``sources``: files as given, folders' *.yaml files in name order.
-    A missing path, or a folder without a scenario file, is an error: it is a mistake."""
+def scenario_files(sources: list[Path], recursive: bool = False) -> list[Path]:
+    """The files named by ``sources``: files as given, folders' *.yaml files in name order (with
+    ``recursive``, those of their subfolders too). A missing path, or a folder without a scenario
+    file, is an error: it is a mistake."""
     files: list[Path] = []
     for src in map(Path, sources):
         if src.is_dir():
-            found = sorted(src.glob("*.yaml"))
+            found = sorted(src.rglob("*.yaml") if recursive else src.glob("*.yaml"))
             if not found:
                 raise ScenarioError(f"{src}: no scenario files (*.yaml) in this folder")
             files += found
