@@ -104,12 +104,20 @@ def attempt_group(world: World, key: str) -> World:
             world = wake(world, event)
         return world
     if ga.outcome == "preempt":
+        evicted = []
         for v in ga.victims:
-            world = _preempted(world, world.state.pod_keyed(v))
+            victim = world.state.pod_keyed(v)
+            # Already being deleted: the executor sends no API call for it (executor.go
+            # prepareCandidateAsync), so it gets no DisruptionTarget and no Preempted event;
+            # it is still a victim, and the group waits for it to be gone.
+            if victim.terminating and has(world.release, TERMINATING_VICTIMS_SKIPPED):
+                continue
+            world = _preempted(world, victim)
+            evicted.append(v)
         for k in pending:
             member = world.state.pod_keyed(k)
             world = set_pod(world, member.with_(nominated_node_name=ga.nominations.get(k, "")))
-        world = replace(world, preempted=world.preempted | set(ga.victims),
+        world = replace(world, preempted=world.preempted | set(evicted),
                         group_preemptions=tuple(g for g in world.group_preemptions if g[0] != group.key)
                         + ((group.key, ga.victims),))
         world = world.note(f"{ga.reasons[0]}: {', '.join(ga.victims)}; placement "

@@ -144,11 +144,15 @@ def succeeds(state: ClusterState, group: PodGroup, placed: int) -> bool:
 
 
 def victim_units(state: ClusterState, priority: int, release: str, now: datetime) -> list[Unit]:
-    """Every running pod below ``priority`` as workload-aware preemption groups them."""
+    """Every pod on a node below ``priority`` as workload-aware preemption groups them.
+
+    A pod already terminating (its owner deleted it) is one too: upstream gathers every pod of
+    every node with no deletionTimestamp test (1.36 newDomainForWorkloadPreemption, 1.37
+    getCrossNodesVictims in preemption/types.go), and its room counts as freed when it is chosen."""
     whole: dict[str, list[Pod]] = {}
     units: list[Unit] = []
     for p in state.pods:
-        if not p.node_name or p.terminating:
+        if not p.node_name:
             continue
         g = state.group_of(p)
         if g is not None and g.disruption == "all":
