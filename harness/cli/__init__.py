@@ -3,6 +3,7 @@
   cluster up|down|status   the embedded local cluster, kept running between commands
   build                    build (or find cached) the control-plane binaries
   validate [FILES]         check scenario files without a cluster
+  check [FILES]            check that the model meets every expect: of scenario files (exit 1 if not)
   explain FILE             step the model through a scenario and say why, node by node
   explore --count N        generated scenarios against the model on a real cluster
   matrix FILE              which class can preempt which: immediately, after N s, never
@@ -16,11 +17,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli import build, campaign, cluster, explore, mutants, shards, site, spec
+from harness.cli import build, campaign, check, cluster, explore, mutants, shards, site, spec
 from harness.host import console
 
 # One module per command group, each adding its own subcommands; the order is the help's.
-GROUPS = (cluster, build, spec, site, mutants, explore, shards, campaign)
+GROUPS = (cluster, build, spec, check, site, mutants, explore, shards, campaign)
 
 
 def parser() -> argparse.ArgumentParser:
