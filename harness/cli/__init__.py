@@ -1,15 +1,9 @@
-"""priority-conformance: the command line for people exploring by hand.
+"""priority-conformance (also ./kit COMMAND): a conformance kit for Kubernetes pod priority and preemption.
 
-  cluster up|down|status   the embedded local cluster, kept running between commands
-  build                    build (or find cached) the control-plane binaries
-  validate [FILES]         check scenario files without a cluster
-  check [FILES]            check that the model meets every expect: of scenario files (exit 1 if not)
-  explain FILE             step the model through a scenario and say why, node by node
-  explore --count N        generated scenarios against the model on a real cluster
-  matrix FILE              which class can preempt which: immediately, after N s, never
-  site [--out DIR]         the catalogue as a static HTML spec site, with a run's verdicts (--runs DIR)
-  merge DIR...             shards' results (conformance, mutants, explore) as the report of one run
-  campaign --shards N      the suite in N shards as a Kubernetes Indexed Job, collected and merged
+`conformance` runs the suite against a scheduler on a cluster; `test` runs the kit's own unit
+tests. validate, check, explain, matrix and site read scenario files and need no cluster.
+`COMMAND --help` says more about each; docs/commands.md shows them at work, and
+docs/environment.md lists the environment variables the kit reads.
 """
 
 from __future__ import annotations
@@ -17,27 +11,58 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli import build, campaign, check, cluster, explore, mutants, shards, site, spec
+from harness.cli import bench, build, campaign, check, cluster, explore, mutants, shards, site, spec, suite
 from harness.host import console
 
 # One module per command group, each adding its own subcommands; the order is the help's.
-GROUPS = (cluster, build, spec, check, site, mutants, explore, shards, campaign)
+GROUPS = (suite, cluster, build, spec, check, site, mutants, explore, shards, campaign, bench)
+DISTRIBUTION = "priority-conformance"
+
+
+def version() -> str:
+    """The installed distribution's version; harness.__version__ (the one place it is written)
+    where the kit runs from files that were never installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        from harness import __version__
+
+        return __version__
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="priority-conformance", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    sub = p.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     for group in GROUPS:
         group.register(sub)
     return p
+
+
+def passed_on(argv: list[str], words: tuple[str, ...]) -> list[str]:
+    """What follows a pass-through command's words in ``argv``, exactly as given: argparse would
+    reorder, drop (``--``) or refuse what it does not know, and it is pytest's or a benchmark's."""
+    at = -1
+    for w in words:
+        at = argv.index(w, at + 1)
+    return argv[at + 1:]
 
 
 def main(argv: list[str] | None = None) -> int:
     from harness.host.lifecycle import install_signal_handlers
 
     install_signal_handlers()
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = parser()
+    args, unknown = p.parse_known_args(argv)
+    words = getattr(args, "passthrough", None)
+    if words:
+        args.rest = passed_on(argv, words)
+    elif unknown:
+        p.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return console.exit_code(lambda: args.func(args))
     except BrokenPipeError:
