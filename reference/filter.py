@@ -173,9 +173,30 @@ def _pods_in_domain(state: ClusterState, node: Node, key: str, resident: Sequenc
             yield from state.pods_on(n.name)
 
 
+def skips_inter_pod_affinity(state: ClusterState, pod: Pod) -> bool:
+    """InterPodAffinity's PreFilter returns Skip: the pod has no required terms of its own and no
+    assigned pod's required anti-affinity term selects it on a node that has the term's
+    topology key (interpodaffinity/filtering.go PreFilter, existingAntiAffinityCounts). The
+    framework then leaves the plugin out of AddPod and Filter (runtime/framework.go
+    SkipFilterPlugins), so a *nominated* pod's anti-affinity is never held against this pod,
+    in a scheduling attempt and in a preemption dry run alike."""
+    if pod.pod_affinity or pod.pod_anti_affinity:
+        return False
+    for other in state.with_anti_affinity:
+        if other.key == pod.key:
+            continue
+        where = state.node_named(other.node_name)
+        if where is not None and any(_domain(where, t.topology_key) is not None and term_matches(t, other, pod)
+                                     for t in other.pod_anti_affinity):
+            return False
+    return True
+
+
 def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
     if not (pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity or resident.anti_affinity):
         return OK  # no term anywhere that could apply
+    if skips_inter_pod_affinity(state, pod):
+        return OK
     for term in pod.pod_affinity:
         if any(term_matches(term, pod, p) for p in _pods_in_domain(state, node, term.topology_key, resident)
                if p.key != pod.key):

@@ -55,3 +55,21 @@ def test_nominated_pods_of_equal_or_higher_priority_take_room():
     s = state(nodes=[node("n", 1)], pods=[pod("nom", 10, nominated_node_name="n")])
     assert not flt.fits(s, pod("p", 10), s.nodes[0])
     assert flt.fits(s, pod("p", 11), s.nodes[0])
+
+
+def test_a_nominated_pods_anti_affinity_is_not_held_against_a_pod_inter_pod_affinity_skips():
+    """InterPodAffinity's PreFilter says Skip for a pod with no terms when no assigned pod's
+    anti-affinity selects it; the framework then leaves the plugin out of AddPod and Filter, so
+    a nominated pod's anti-affinity never keeps it off the node (filtering.go, framework.go)."""
+    away = PodAffinityTerm(LabelSelector((("app", "web"),)), "kubernetes.io/hostname")
+    nominee = pod("nominee", 100, labels={"app": "db"}, pod_anti_affinity=(away,), nominated_node_name="n1")
+    web = pod("web", 5, labels={"app": "web"})
+    s = state(nodes=[node("n1", slots=2)], pods=[nominee, web])
+    assert flt.skips_inter_pod_affinity(s, web)
+    assert flt.fits(s, web, s.node_named("n1"))
+    # Once an assigned pod's anti-affinity selects it, PreFilter does not skip, and the nominated
+    # pod's term counts again.
+    guard = pod("guard", 1, on="n2", pod_anti_affinity=(away,))
+    s2 = state(nodes=[node("n1", slots=2), node("n2")], pods=[nominee, web, guard])
+    assert not flt.skips_inter_pod_affinity(s2, web)
+    assert not flt.fits(s2, web, s2.node_named("n1"))
