@@ -235,3 +235,19 @@ def test_a_step_with_settle_is_looked_at_that_long_after_the_action():
     assert look_from == 8.0  # the match must hold over the quiet time ending at 10 s
     assert look_from + deadline == 10.0 + LAG
     assert settle_window(1.0, 2.0) == (0.0, 1.0 + LAG)
+
+
+def test_the_models_course_puts_a_victims_end_at_its_grace():
+    from harness.formats.pods import Step
+    from harness.run.pods.expectation import trajectory
+    from reference import scheduler as sched
+    from tests.builders import T0, node, pc, pod, state
+
+    world = sched.start(state([pc("low", 1), pc("high", 1000)], [node("n1")],
+                              [pod("victim", 1, cls="low", on="n1", termination_grace_seconds=40)]),
+                        "upstream", T0)
+    course = trajectory(world, Step.model_validate({"createPod": {"name": "preemptor", "priorityClassName": "high"}}))
+    assert [round(t) for t, _ in course] == [0, 40]
+    first, last = course[0][1], course[-1][1]
+    assert first["victim"].phase == "terminating" and first["preemptor"].phase == "pending"
+    assert last["victim"].phase == "gone" and last["preemptor"].phase == "running"

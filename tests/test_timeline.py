@@ -115,3 +115,21 @@ def test_a_failing_run_s_artifacts_include_its_timeline(tmp_path, monkeypatch):
                                                       ("rejected", "", "rejected"), ("running", "", "running")])
 def test_the_model_s_views_read_as_timeline_states(phase, nominated, state):
     assert timeline.predicted_state(PodView(phase, nominated=nominated))[0] == state
+
+
+def test_the_model_s_bars_change_at_the_moments_the_model_predicts():
+    """A victim the model knows gone only 40 s after the action was drawn gone from the step's
+    start: its thin bar now shows it terminating until then."""
+    step = StepRecord(0, "createPod", {"victim": PodView("gone", preempted=True)}, {}, [], [], [],
+                      started_at=T0, ended_at=T0 + 50.0, acted_at=T0 + 1.0,
+                      course=[(0.0, {"victim": PodView("terminating", "n1")}), (40.0, {"victim": PodView("gone")})])
+    spans = [(state, round(a, 1), round(b, 1)) for _, state, _, a, b in timeline.predicted_spans(step, 0.0, 50.0, T0)]
+    assert spans == [("terminating", 0.0, 41.0), ("gone", 41.0, 50.0)]
+    # Without a course (an older record), the settled prediction over the whole step, as before.
+    plain = StepRecord(0, "createPod", {"victim": PodView("gone")}, {}, [], [], [], started_at=T0, ended_at=T0 + 5)
+    assert [(s, a, b) for _, s, _, a, b in timeline.predicted_spans(plain, 0.0, 5.0, T0)] == [("gone", 0.0, 5.0)]
+
+
+def test_step_labels_seconds_apart_do_not_overprint():
+    assert timeline.label_levels([0.0, 1.0, 2.0, 30.0, 31.0], span=100.0) == [0, 1, 2, 0, 1]
+    assert timeline.label_levels([0.0, 50.0], span=100.0) == [0, 0]

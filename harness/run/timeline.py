@@ -83,6 +83,38 @@ def pods_in_order(versions: Sequence, steps: Iterable) -> list[str]:
     return names
 
 
+LABEL_STEP = 0.35  # rows a step label moves up when it would overprint the one before
+
+
+def label_levels(xs: Sequence[float], span: float, width: float = 0.14, levels: int = 3) -> list[int]:
+    """The height of each step's label: a label that starts within ``width`` of the span of the
+    previous one goes one level up (cycling over ``levels``), so steps seconds apart stay legible."""
+    out: list[int] = []
+    for i, x in enumerate(xs):
+        out.append((out[-1] + 1) % levels if i and x - xs[i - 1] < span * width else 0)
+    return out
+
+
+def predicted_spans(step, s_start: float, s_end: float, origin: float) -> list[tuple[str, str, str, float, float]]:
+    """(pod, state, node, from, to) of the model's prediction over one step, in seconds since
+    ``origin``: at the moments the model puts each change (``step.course``, from the action on),
+    else the settled prediction over the whole step."""
+    course = list(getattr(step, "course", None) or [])
+    acted = getattr(step, "acted_at", None)
+    if not course or acted is None:
+        course, acted = [(0.0, step.predicted)], step.started_at
+    out = []
+    for k, (offset, views) in enumerate(course):
+        left = s_start if k == 0 else min(max(acted + offset - origin, s_start), s_end)
+        right = s_end if k + 1 == len(course) else min(max(acted + course[k + 1][0] - origin, s_start), s_end)
+        if right <= left:
+            continue
+        for name, view in views.items():
+            state, node = predicted_state(view)
+            out.append((name, state, node, left, right))
+    return out
+
+
 def draw(versions: Sequence, steps: Sequence = (), title: str = "", end: float | None = None) -> bytes:
     """The timeline as PNG bytes. ``steps`` are the run's StepRecords; those with a start time get
     the model's prediction drawn under each pod, and a mark where it differs from the cluster."""
@@ -110,21 +142,21 @@ def draw(versions: Sequence, steps: Sequence = (), title: str = "", end: float |
             ax.text(seg.start + (seg.end - seg.start) / 2, y, seg.node, ha="center", va="center", fontsize=8,
                     color="white" if seg.state in ("running", "evicted", "terminating", "rejected") else "black")
     timed = [s for s in steps if s.started_at is not None]
+    levels = label_levels([s.started_at - start for s in timed], span)
     for i, s in enumerate(timed):
         s_start = s.started_at - start
         s_end = (timed[i + 1].started_at if i + 1 < len(timed) else (s.ended_at or end)) - start
         ax.axvline(s_start, color="#1f3b57", linestyle="--", linewidth=0.8)
-        ax.text(s_start, -0.9, f" step {s.index}: {s.action}", fontsize=8, color="#1f3b57", va="bottom")
+        ax.text(s_start, -0.9 - LABEL_STEP * levels[i], f" step {s.index}: {s.action}", fontsize=8,
+                color="#1f3b57", va="bottom")
         wrong = {m.pod for m in s.mismatches}
-        for name, view in s.predicted.items():
-            state, node = predicted_state(view)
+        for name, state, node, left, right in predicted_spans(s, s_start, s_end, start):
             y = row[name] + 0.38
-            ax.barh(y, s_end - s_start, left=s_start, height=0.16, color=COLOURS[state], edgecolor="#444",
-                    linewidth=0.3)
-            if name in wrong:
-                ax.plot([s_end], [y], marker="X", color="#b42318", markersize=9)
+            ax.barh(y, right - left, left=left, height=0.16, color=COLOURS[state], edgecolor="#444", linewidth=0.3)
+        for name in wrong & set(s.predicted):
+            ax.plot([s_end], [row[name] + 0.38], marker="X", color="#b42318", markersize=9)
     ax.set_yticks(range(len(names)), names)
-    ax.set_ylim(len(names) - 0.3, -1.0)
+    ax.set_ylim(len(names) - 0.3, -1.0 - LABEL_STEP * max(levels + [0]))
     ax.set_xlim(0, span)
     ax.set_xlabel("seconds since the first recorded pod version")
     ax.grid(axis="x", color="#eee")
@@ -153,4 +185,5 @@ def files(versions: Sequence, steps: Sequence = (), title: str = "") -> dict[str
         return {ERROR_FILE: "the timeline could not be drawn:\n" + traceback.format_exc()}
 
 
-__all__ = ["COLOURS", "ERROR_FILE", "FILE", "STATES", "Segment", "draw", "files", "segments", "state_of"]
+__all__ = ["COLOURS", "ERROR_FILE", "FILE", "STATES", "Segment", "draw", "files", "label_levels", "predicted_spans",
+           "segments", "state_of"]

@@ -32,6 +32,33 @@ def settle(world: World) -> World:
 
 def apply_step(world: World, step: Step, namespace: str = "default") -> World:
     """One scenario step on the model world, settled."""
+    world = act(world, step, namespace)
+    if step.settle is not None:
+        # The outcome is looked at this long after the action, mid-way if need be.
+        return sched.advance(world, world.now + step.settle, flush=False)
+    return settle(world)
+
+
+def trajectory(world: World, step: Step, namespace: str = "default") -> list[tuple[float, dict[str, PodView]]]:
+    """What the model predicts the step's pods to show, and from when: (seconds after the action,
+    views) right after the action and at each moment a terminating pod is predicted gone, up to
+    the moment apply_step looks at. Where ties let the scheduler choose, ``world.choices`` picks
+    the branch."""
+    world = act(world, step, namespace)
+    start = world.now  # the runner's clock starts once the action is done (a wait step's too)
+    until = world.now + step.settle if step.settle is not None else None
+    out = [(0.0, sched.view(world))]
+    for _ in range(100):
+        ends = sorted(p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None)
+        if not ends or (until is not None and ends[0] > until):
+            break
+        world = sched.advance(world, ends[0], flush=False)
+        out.append(((world.now - start).total_seconds(), sched.view(world)))
+    return out
+
+
+def act(world: World, step: Step, namespace: str = "default") -> World:
+    """The step's action on the model world, before anything that follows from it settles."""
     if step.createPod is not None:
         spec = step.createPod
         world = sched.create_pod(world, to_pod(spec, namespace), spec.priority, spec.preemptionPolicy)
@@ -50,10 +77,7 @@ def apply_step(world: World, step: Step, namespace: str = "default") -> World:
         world = sched.pressure(world, step.pressure.node, step.pressure.resource, step.pressure.evictions)
     elif step.wait is not None:
         world = sched.advance(world, world.now + step.wait)
-    if step.settle is not None:
-        # The outcome is looked at this long after the action, mid-way if need be.
-        return sched.advance(world, world.now + step.settle, flush=False)
-    return settle(world)
+    return world
 
 
 def _change_class(world: World, pc, validate) -> World:

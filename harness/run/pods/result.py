@@ -35,6 +35,10 @@ class StepRecord:
     waited: float | None = None
     predicted_at: float | None = None
     out_of_time: bool = False
+    # When the action was done (time.time()), and the model's course from then: (seconds after
+    # the action, the views it predicts from that moment), for the timeline's thin bars.
+    acted_at: float | None = None
+    course: list[tuple[float, dict[str, PodView]]] = field(default_factory=list)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from kubernetes.client.exceptions import ApiException
@@ -30,7 +31,7 @@ from harness.run.names import Names
 from harness.run.pods import archive, check
 from harness.run.pods.act import PodClient
 from harness.run.pods.archive import Archive
-from harness.run.pods.expectation import apply_step, check_expect
+from harness.run.pods.expectation import apply_step, check_expect, trajectory
 from harness.run.pods.history import PodHistory
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.place import claim_nodes, place_initial_pods
@@ -163,9 +164,12 @@ class ScenarioRun:
         expect_mismatches = (check_expect(step.expect, last.observed, rejected, last.priorities,
                                           check.messages(self.history)) if step.expect else [])
         self.rejectors_then = dict(last.world.rejectors)
+        # The closest branch's course, for the timeline: the model's states at the moments it predicts.
+        course = trajectory(replace(before, choices=last.world.choices), step)
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
                           expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults(),
-                          started, time.time(), waited=waited, predicted_at=predicted_at, out_of_time=short)
+                          started, time.time(), waited=waited, predicted_at=predicted_at, out_of_time=short,
+                          acted_at=time.time() - (time.monotonic() - acted), course=course)
 
     def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
         """Leave the node just short enough of disk that the pods the model ranks first must go:
