@@ -30,7 +30,7 @@ def test_an_expect_the_model_contradicts_is_named_by_file_step_and_field(tmp_pat
     assert main(["check", str(f)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"{f}: steps[0].expect.notPreempted: victim: wanted not preempted, model predicts gone preempted"
-    assert out[-1] == "1 expectations not met by the model, in 1 of 1 files (1 pod, 0 Karmada)"
+    assert out[-1] == "1 expectation not met by the model, in 1 of 1 files (1 pod, 0 Karmada)"
 
 
 def test_a_karmada_expect_the_model_contradicts_is_named_too(tmp_path, capsys):

@@ -117,14 +117,18 @@ def _summary(files: list[Path], results: dict[str, list[Checked]], problems: lis
     kinds = f"{len(results[PODS])} pod, {len(results[KARMADA])} Karmada"
     if problems:
         print(f"{len(problems)} of {len(files)} files could not be checked; of the others ({kinds}), "
-              f"{unmet} expectations not met")
+              f"{_count(unmet, 'expectation')} not met")
         return 2
     if unmet:
         failing = sum(1 for c in checked if c.unmet)
-        print(f"{unmet} expectations not met by the model, in {failing} of {len(files)} files ({kinds})")
+        print(f"{_count(unmet, 'expectation')} not met by the model, in {failing} of {len(files)} files ({kinds})")
         return 1
     elsewhere = sum(c.elsewhere for c in checked)
     print(f"{len(files)} files ({kinds}): the model meets all {expects} expects"
           + (f" ({elsewhere} files at the build or release they specify)" if elsewhere else "")
           + f", in {seconds:.1f} s")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
