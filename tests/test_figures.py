@@ -159,6 +159,14 @@ def test_the_summary_round_trips_typed_and_another_schema_is_refused(tmp_path):
         summary.read(written)
 
 
+@pytest.mark.parametrize("args, shown", [
+    (("/opt/kit/conformance", "-m", "preemption"), "./kit conformance -m preemption"),
+    (("conformance/", "-k", "a or b"), "./kit conformance -k 'a or b'"),
+    (("tests/test_x.py",), "python -m pytest tests/test_x.py")])
+def test_the_command_is_the_kit_s_where_pytest_ran_the_suite(args, shown):
+    assert figures.command_of(args) == shown
+
+
 @pytest.mark.parametrize("seconds, shown", [(0.42, "0.4 s"), (42.4, "42 s"), (515.3, "8 min 35 s"),
                                             (792, "13 min 12 s"), (4321, "1 h 12 min")])
 def test_durations_read_as_the_docs_write_them(seconds, shown):

@@ -83,9 +83,10 @@ class Record:
 
 
 def command_of(args: tuple[str, ...] | list[str]) -> str:
-    """The command a run was made with: ``./kit conformance X`` is ``pytest conformance X``."""
+    """The command a run was made with: ``./kit conformance X`` is ``pytest <the conformance
+    package's folder> X`` (``harness/cli/suite.py``), or ``pytest conformance X`` from a checkout."""
     args = list(args)
-    if args and args[0].rstrip("/") == "conformance":
+    if args and Path(args[0]).name == "conformance":
         return shlex.join(["./kit", "conformance", *args[1:]])
     return shlex.join(["python", "-m", "pytest", *args])
 
