@@ -7,6 +7,10 @@ user's own scheduler binary or config, or an existing cluster.
 
 A missing cluster is a failure, never a silent skip: only ``--no-cluster``
 skips the cluster tests, and then pytest reports them as skipped.
+
+An installed kit's entry point has registered these modules already when the
+session runs the suite (``conformance.plugin``), and pytest then skips each
+name here; from a checkout without the entry point, these register them.
 """
 
 from conformance.plugin import MODULES

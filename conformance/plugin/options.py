@@ -7,6 +7,7 @@ the README's and ``.ci/run``'s: they do not change.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,43 @@ from harness.targets import BUILDS, DEFAULT_BUILD
 from conformance.plugin.state import RUN, RunOptions, RunState
 
 
+# Options the kind plugins for pytest also register, with the same meaning: pytest-kind-ng (the
+# maintained fork, whose KindCluster the kit's kind support uses) and pytest-kind both add
+# --keep-cluster (keep the cluster the run made) and --kubeconfig (the kubeconfig of the cluster
+# to use; they create a kind cluster through it if none of their name exists, the kit starts
+# nothing). Where one of them is installed the kit reads its option instead of adding its own:
+# pytest refuses a second option of the same name or destination, and one `--keep-cluster` then
+# keeps both plugins' clusters. RunOptions.of reads them by name, whoever registered them.
+SHARED = ("--keep-cluster", "--kubeconfig")
+
+
+class _Group:
+    """The kit's option group: an option another plugin already registers is shared if it is one
+    of ``SHARED``, and any other clash is one usage error naming the option (pytest's own
+    ValueError named only a destination, and came from whichever plugin was registered last)."""
+
+    def __init__(self, parser: pytest.Parser) -> None:
+        # Which of SHARED are taken, for the group's title in --help (pytest's map of option
+        # names; without it, addoption below still finds them taken).
+        taken = [o for o in SHARED if o in getattr(parser, "_opt2dest", {})]
+        title = "priority-conformance" + (f"; {' and '.join(taken)} are listed under kind (pytest-kind's): the suite "
+                                          f"reads them too, --kubeconfig as an existing cluster to run on"
+                                          if taken else "")
+        self.group = parser.getgroup("priority-conformance", description=title)
+
+    def addoption(self, name: str, **attrs) -> None:
+        try:
+            self.group.addoption(name, **attrs)
+        except (ValueError, argparse.ArgumentError) as e:
+            if name in SHARED:
+                return
+            raise pytest.UsageError(
+                f"priority-conformance: another pytest plugin already registers {name} ({e}); run the "
+                f"suite with that plugin disabled: -p no:<its name> (pytest --trace-config lists them)") from None
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    g = parser.getgroup("priority-conformance")
+    g = _Group(parser)
     g.addoption("--scheduler", default=None,
                 help="scheduler build(s) under test, comma-separated: plugins (scheduler-plugins with "
                      "PreemptionToleration, default) and/or upstream (kube-scheduler with DefaultPreemption); "

@@ -56,11 +56,14 @@ class RunOptions:
     @classmethod
     def of(cls, config: pytest.Config) -> RunOptions:
         scenarios = config.getoption("--scenarios")
+        # pytest-kind's --kubeconfig, where it registered it (options.SHARED), is text.
+        kubeconfig = config.getoption("--kubeconfig")
         return cls(
             scheduler=config.getoption("--scheduler"), k8s_version=config.getoption("--k8s-version"),
             scheduler_binary=config.getoption("--scheduler-binary"),
             scheduler_config=config.getoption("--scheduler-config"),
-            keep_cluster=config.getoption("--keep-cluster"), kubeconfig=config.getoption("--kubeconfig"),
+            keep_cluster=bool(config.getoption("--keep-cluster")),
+            kubeconfig=Path(kubeconfig) if kubeconfig else None,
             cluster=config.getoption("--cluster"), kind_binary=config.getoption("--kind-binary"),
             kind_node_image=config.getoption("--kind-node-image"),
             scheduler_image=config.getoption("--scheduler-image"), repeat=config.getoption("--repeat"),
