@@ -10,7 +10,10 @@ from pathlib import Path
 __version__ = "0.1.0"
 
 HARNESS = Path(__file__).resolve().parent
-REPO = HARNESS.parent
+REPO = HARNESS.parent  # the checkout; in an installed kit, site-packages: read FILES, write nothing here
 DATA = HARNESS / "data"  # the kit's behaviour as data: kwok stages, kind's base recipe, RBAC
 GOMOD = HARNESS / "gomod"  # the wrapper Go modules the kit builds from
-SCENARIOS = REPO / "scenarios"
+# The files the kit reads from the top of its repository (the catalogue, the mutants,
+# kind-config.yaml): there in a checkout, copied into the package as _repo/ in a wheel (setup.py).
+FILES = HARNESS / "_repo" if (HARNESS / "_repo").is_dir() else REPO
+SCENARIOS = FILES / "scenarios"

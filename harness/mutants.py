@@ -35,14 +35,14 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness import REPO
+from harness import FILES, REPO
 from harness.host import lifecycle
 from harness.build import pins, toolchain
 from harness.errors import KitError
 from harness.run.pods.result import FAULT_ONLY
 from harness.targets import BUILDS
 
-MUTANTS = REPO / "mutants"
+MUTANTS = FILES / "mutants"
 # The mutants' own release: the one whose sources the catalogue's `original` texts quote, so
 # mutants are built and their catalogue runs there. Not the kit's default release: it moves only
 # when every mutant's `original` is checked against the newer sources.
@@ -278,9 +278,13 @@ def tally(report: ET.Element, run: Run) -> Run:
 def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first_failure: bool,
                   extra: tuple[str, ...] = (), where: tuple[str, str] = (MUTANTS_RELEASE, "")) -> Run:
     release, selection = where
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
-    cmd = [sys.executable, "-m", "pytest", "conformance/test_smoke.py", "conformance/test_scenarios.py",
+    # The suite beside this package, a checkout's or an installed one's; pytest runs in `out`, so
+    # nothing it writes lands in the kit's own folder (site-packages, once installed).
+    suite = REPO / "conformance"
+    cmd = [sys.executable, "-m", "pytest", str(suite / "test_smoke.py"), str(suite / "test_scenarios.py"),
            "--scheduler", build, "--k8s-version", release, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
            f"--artifacts={out / f'{label}-{build}'}", *extra]
     if selection:
@@ -293,7 +297,7 @@ def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first
     with open(log, "w") as f:
         if lifecycle.stopping():
             return Run(label, build, error="the run was stopped")
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=out, stdout=f, stderr=subprocess.STDOUT)
         _children.add(proc)
         try:
             proc.wait()

@@ -93,7 +93,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "passing one's too; a failing scenario's is always kept")
     g.addoption("--scenarios", type=Path, action="append", default=None, metavar="PATH",
                 help="run these scenario files or folders instead of the kit's catalogue (repeatable; "
-                     "add --scenarios scenarios to run the catalogue too)")
+                     "add --with-catalogue to run the catalogue too)")
+    g.addoption("--with-catalogue", action="store_true",
+                help="with --scenarios: run the kit's own catalogue as well (the installed kit's, whatever the "
+                     "current folder; the catalogue of --system)")
     g.addoption("--no-cluster", action="store_true",
                 help="skip every test that needs a cluster (they are reported as skipped, not passed)")
     g.addoption("--system", choices=["pods", "karmada"], default="pods",

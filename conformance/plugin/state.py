@@ -56,6 +56,11 @@ class RunOptions:
     @classmethod
     def of(cls, config: pytest.Config) -> RunOptions:
         scenarios = config.getoption("--scenarios")
+        system = config.getoption("--system")
+        if scenarios is not None and config.getoption("--with-catalogue"):
+            from harness.formats import bindings, pods
+
+            scenarios = [*scenarios, bindings.CATALOGUE if system == "karmada" else pods.CATALOGUE]
         # pytest-kind's --kubeconfig, where it registered it (options.SHARED), is text.
         kubeconfig = config.getoption("--kubeconfig")
         return cls(
@@ -70,7 +75,7 @@ class RunOptions:
             scheduler_verbosity=config.getoption("--scheduler-verbosity"),
             artifacts=config.getoption("--artifacts"),
             scenarios=tuple(scenarios) if scenarios is not None else None,
-            no_cluster=config.getoption("--no-cluster"), system=config.getoption("--system"),
+            no_cluster=config.getoption("--no-cluster"), system=system,
             karmada_scheduler_binary=config.getoption("--karmada-scheduler-binary"),
             karmada_scheduler_gates=config.getoption("--karmada-scheduler-gates"),
             feature_gates=config.getoption("--feature-gates"), runtime_config=config.getoption("--runtime-config"),

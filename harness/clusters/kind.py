@@ -18,7 +18,7 @@ images it made for the run, its directory and processes) goes at the end unless
 
 from __future__ import annotations
 
-from harness import DATA, REPO
+from harness import DATA, FILES
 
 import json
 import os
@@ -41,7 +41,7 @@ from harness.kube import KWOK_ANNOTATION, Kube
 from harness.host.wait import NotYet, wait_for
 from harness.targets import BUILDS
 
-KIND_CONFIG = REPO / "kind-config.yaml"
+KIND_CONFIG = FILES / "kind-config.yaml"
 RBAC = DATA / "kind-scheduler-rbac.yaml"
 MANIFEST = "/etc/kubernetes/manifests/kube-scheduler.yaml"
 CONFIG_DIR = "/etc/kubernetes/priority-conformance"  # on the control-plane node
