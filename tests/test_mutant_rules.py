@@ -1,28 +1,88 @@
-"""The rule -> mutant -> killer table (harness.mutant_rules): every rule has a mutant or says why
-not, every mutant names rules that exist, and a kill matrix's verdicts are read back."""
+"""The rule index (harness.mutant_rules): every rule has a mutant or says why not, every rule has
+a scenario or says why none can show it, every scenario it names exists, every mutant names
+rules that exist, and the table reads a kill matrix's verdicts back and shows the gaps."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness import mutant_rules
+from harness import SCENARIOS, mutant_rules
 from harness import mutants as mutate
 from harness.errors import KitError
+from reference import release, requeue
 
 RULES = mutant_rules.load_rules(mutate.MUTANTS)
 MUTANTS = mutate.load_all()
 
 
-def test_every_rule_has_a_mutant_or_says_why_none_can_exist():
-    bare = [r.id for r in RULES if not r.no_mutant and not any(r.id in m.rules for m in MUTANTS)]
+def _index(tmp_path, text: str):
+    (tmp_path / "rules").mkdir(exist_ok=True)
+    (tmp_path / "rules" / "index.yaml").write_text(text)
+    return tmp_path
+
+
+def test_every_rule_has_a_mutant_or_says_why_none_can_exist_or_where_one_is_due():
+    bare = [r.id for r in RULES if not r.no_mutant and not r.mutant_due and not any(r.id in m.rules for m in MUTANTS)]
     assert bare == []
+
+
+def test_a_due_mutant_leaves_the_index_once_a_mutant_names_the_rule():
+    stale = [r.id for r in RULES if r.mutant_due and any(r.id in m.rules for m in MUTANTS)]
+    assert stale == [], "drop mutant_due from these rules: a mutant breaks them now"
+
+
+def test_every_rule_has_a_scenario_or_says_why_none_can_show_it():
+    # The guard of issue 33: a rule the catalogue does not show is a rule the kit does not check.
+    bare = [r.id for r in RULES if not r.scenarios and not r.no_scenario]
+    assert not bare, (f"{mutant_rules.NO_SCENARIO} for {len(bare)} rule(s): {', '.join(bare)}; write a scenario "
+                      "for each (scenarios/) and name it in the rule's scenarios:")
+
+
+def test_every_scenario_a_rule_names_exists():
+    for r in RULES:
+        for s in r.scenarios:
+            assert (SCENARIOS / f"{s}.yaml").is_file(), f"{r.id}: {s}"
+
+
+def test_a_missing_scenario_is_an_error_naming_the_index_the_rule_and_the_scenario(tmp_path):
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "there.yaml").write_text("id: there\n")
+    d = _index(tmp_path, "- {id: a, rule: r, source: s, scenarios: [there, gone]}\n")
+    with pytest.raises(KitError, match=r"rules/index\.yaml: a: scenarios: gone not in .*scenarios"):
+        mutant_rules.load_rules(d, scenarios)
+    _index(tmp_path, "- {id: a, rule: r, source: s, scenarios: [there]}\n")
+    assert mutant_rules.load_rules(d, scenarios)[0].scenarios == ["there"]
+
+
+@pytest.mark.parametrize("fields", [
+    "no_mutant: x, mutant_due: y",
+    "scenarios: [there], no_scenario: y",
+    "scenarios: [there, there]",
+])
+def test_a_rule_gives_one_answer_each(tmp_path, fields):
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "there.yaml").write_text("id: there\n")
+    d = _index(tmp_path, f"- {{id: a, rule: r, source: s, {fields}}}\n")
+    with pytest.raises(KitError, match=r"rules/index\.yaml: a: (no_mutant and mutant_due|scenarios)"):
+        mutant_rules.load_rules(d, scenarios)
+
+
+def test_every_release_switch_and_queueing_hint_has_a_rule():
+    sources = " ".join(r.source for r in RULES)
+    switches = [name for name, v in vars(release).items() if isinstance(v, release.Switch)]
+    assert len(switches) == len(release.SWITCHES)
+    assert [s for s in switches if s not in sources] == []
+    hints = [f.__name__ for f in requeue.HINTS.values()]
+    events = ["assigned_pod_gone", "nominated_pod_deleted", "nomination_changed", "pod_bound", "woken_by", "NODE_ONLY"]
+    assert [h for h in hints + events if h not in sources] == []
 
 
 def test_every_mutant_names_a_known_rule(tmp_path):
     for m in MUTANTS:
         assert set(m.rules) <= {r.id for r in RULES}, m.id
-    (tmp_path / "rules").mkdir()
-    (tmp_path / "rules" / "index.yaml").write_text("- {id: a, rule: r, source: s}\n")
+    _index(tmp_path, "- {id: a, rule: r, source: s}\n")
     bad = MUTANTS[0].model_copy(update={"rules": ["nosuch"]})
     with pytest.raises(KitError, match=r"\.yaml: rules: nosuch not in"):
         mutant_rules.check_named([bad], tmp_path)
@@ -42,3 +102,15 @@ def test_the_table_reads_the_last_kill_matrix():
     assert any(ln.split()[:2] == ["queue-priority-order", "queue-lower-priority-first"] and
                ln.endswith("killed by nonpreempting-user-story") for ln in lines)
     assert any(ln.startswith("admission-limits") and "no mutant: " in ln for ln in lines)
+
+
+def test_the_table_shows_each_rules_scenarios_and_says_no_scenario_plainly():
+    rules = [mutant_rules.Rule(id="shown", rule="r", source="s", no_mutant="n", scenarios=["preempt-basic"]),
+             mutant_rules.Rule(id="bare", rule="r", source="s", mutant_due="fit.go Filter"),
+             mutant_rules.Rule(id="cannot", rule="r", source="s", no_mutant="n", no_scenario="a race")]
+    lines = mutant_rules.table(rules, [], {})
+    assert any(ln.split() == ["shown", "scenarios:", "preempt-basic"] for ln in lines)
+    assert any(ln.startswith("bare ") and ln.endswith("scenarios: NO SCENARIO") for ln in lines)
+    assert any(ln.startswith("bare ") and "MUTANT DUE: fit.go Filter" in ln for ln in lines)
+    assert any(ln.startswith("cannot ") and ln.endswith("no scenario: a race") for ln in lines)
+    assert lines[-1] == "3 rules: 0 NO MUTANT, 1 with a mutant due, 1 NO SCENARIO (bare)"
