@@ -33,6 +33,7 @@ class Rule(BaseModel):
     mutant_due: str = ""  # where a single upstream patch would break it, until a mutant names the rule
     scenarios: list[str] = []  # catalogue scenarios (scenarios/<id>.yaml) that show it
     no_scenario: str = ""  # why no scenario can show it
+    scenario_due: str = ""  # what a scenario that shows it needs, until one is written
 
     @model_validator(mode="after")
     def _one_answer_each(self) -> Rule:
@@ -40,6 +41,8 @@ class Rule(BaseModel):
             raise ValueError("no_mutant and mutant_due: say either why no mutant can break it or where one would")
         if self.scenarios and self.no_scenario:
             raise ValueError("scenarios and no_scenario: a rule some scenario shows needs no reason why none can")
+        if self.scenario_due and (self.scenarios or self.no_scenario):
+            raise ValueError("scenario_due with scenarios or no_scenario: a due scenario is one not written yet")
         twice = sorted({s for s in self.scenarios if self.scenarios.count(s) > 1})
         if twice:
             raise ValueError(f"scenarios: {', '.join(twice)} listed twice")
@@ -107,6 +110,8 @@ def scenarios_line(r: Rule) -> str:
     """What the catalogue shows of ``r``: its scenarios, why none can, or NO SCENARIO."""
     if r.scenarios:
         return "scenarios: " + ", ".join(r.scenarios)
+    if r.scenario_due:
+        return f"SCENARIO DUE: {r.scenario_due}"
     return f"no scenario: {r.no_scenario}" if r.no_scenario else f"scenarios: {NO_SCENARIO}"
 
 
@@ -116,7 +121,7 @@ def table(rules: list[Rule], mutants, verdicts: dict[str, str]) -> list[str]:
     the gaps at the end."""
     w = max([28] + [len(r.id) for r in rules])
     lines = [f"{'rule':<{w}} {'mutant':<44} verdict in the last kill matrix"]
-    no_mutant, due, no_scenario = [], [], []
+    no_mutant, due, no_scenario, scenario_due = [], [], [], []
     for r in rules:
         mine = [m for m in mutants if r.id in m.rules]
         if not mine:
@@ -133,9 +138,10 @@ def table(rules: list[Rule], mutants, verdicts: dict[str, str]) -> list[str]:
             verdict = "equivalent (not run)" if m.equivalent else verdicts.get(m.id, "not run yet")
             lines.append(f"{r.id:<{w}} {m.id:<44} {verdict}")
         if not r.scenarios and not r.no_scenario:
-            no_scenario.append(r.id)
+            (scenario_due if r.scenario_due else no_scenario).append(r.id)
         lines.append(f"{r.id:<{w}} {scenarios_line(r)}")
     lines.append(f"{len(rules)} rules: {len(no_mutant)} {NO_MUTANT}, {len(due)} with a mutant due, "
+                 f"{len(scenario_due)} with a scenario due, "
                  f"{len(no_scenario)} {NO_SCENARIO}" + (f" ({', '.join(no_scenario)})" if no_scenario else ""))
     return lines
 
