@@ -60,13 +60,15 @@ def test_a_missing_scenario_is_an_error_naming_the_index_the_rule_and_the_scenar
     "no_mutant: x, mutant_due: y",
     "scenarios: [there], no_scenario: y",
     "scenarios: [there, there]",
+    "scenarios: [there], scenario_due: y",
+    "no_scenario: x, scenario_due: y",
 ])
 def test_a_rule_gives_one_answer_each(tmp_path, fields):
     scenarios = tmp_path / "scenarios"
     scenarios.mkdir()
     (scenarios / "there.yaml").write_text("id: there\n")
     d = _index(tmp_path, f"- {{id: a, rule: r, source: s, {fields}}}\n")
-    with pytest.raises(KitError, match=r"rules/index\.yaml: a: (no_mutant and mutant_due|scenarios)"):
+    with pytest.raises(KitError, match=r"rules/index\.yaml: a: (no_mutant and mutant_due|scenarios|scenario_due)"):
         mutant_rules.load_rules(d, scenarios)
 
 
@@ -115,3 +117,9 @@ def test_the_table_shows_each_rules_scenarios_and_says_no_scenario_plainly():
     assert any(ln.startswith("bare ") and "MUTANT DUE: fit.go Filter" in ln for ln in lines)
     assert any(ln.startswith("cannot ") and ln.endswith("no scenario: a race") for ln in lines)
     assert lines[-1] == "3 rules: 0 NO MUTANT, 1 with a mutant due, 0 with a scenario due, 1 NO SCENARIO (bare)"
+
+
+def test_a_rule_whose_scenario_is_due_says_what_it_needs():
+    due = mutant_rules.Rule(id="a", rule="r", source="s", no_mutant="n", scenario_due="a quiet cluster")
+    assert mutant_rules.scenarios_line(due) == "SCENARIO DUE: a quiet cluster"
+    assert mutant_rules.table([due], [], {})[-1] == "1 rules: 0 NO MUTANT, 0 with a mutant due, 1 with a scenario due, 0 NO SCENARIO"
