@@ -18,5 +18,5 @@ from harness.run.batch import Batch
 pytestmark = [pytest.mark.real_kubelets]
 
 
-def test_scenario_on_real_kubelets(real_scenario, build: str, real_batch: Batch):
-    judge(real_scenario, real_batch)
+def test_scenario_on_real_kubelets(real_scenario, build: str, real_batch: Batch, request):
+    judge(real_scenario, real_batch, properties=request.node.user_properties)

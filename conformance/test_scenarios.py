@@ -14,5 +14,5 @@ from conformance.plugin.verdicts import judge
 from harness.run.batch import Batch
 
 
-def test_scenario(scenario, build: str, copy: int, batch: Batch):
-    judge(scenario, batch, copy)
+def test_scenario(scenario, build: str, copy: int, batch: Batch, request):
+    judge(scenario, batch, copy, request.node.user_properties)

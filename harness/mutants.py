@@ -39,7 +39,6 @@ from harness import FILES, REPO
 from harness.host import lifecycle
 from harness.build import pins, toolchain
 from harness.errors import KitError
-from harness.run.pods.result import FAULT_ONLY
 from harness.targets import BUILDS
 
 MUTANTS = FILES / "mutants"
@@ -219,6 +218,7 @@ class Run:
     error: str = ""
     seconds: float = 0.0
     log: Path | None = None
+    kit_errors: list[str] = field(default_factory=list)  # tests the kit could not finish: no evidence
 
     @property
     def killed(self) -> bool:
@@ -227,19 +227,25 @@ class Run:
     def to_json(self) -> dict:
         return {"mutant": self.mutant, "build": self.build, "failed": self.failed, "faults": self.faults,
                 "passed": self.passed, "error": self.error, "seconds": round(self.seconds, 1),
-                "log": str(self.log) if self.log else None}
+                "log": str(self.log) if self.log else None, "kit_errors": self.kit_errors}
 
     @classmethod
     def from_json(cls, d: dict) -> Run:
         """A run as a shard wrote it (``to_json``); ``./kit merge`` joins shards' kill matrices."""
         return cls(d["mutant"], d["build"], list(d["failed"]), list(d["faults"]), d["passed"], d["error"],
-                   d["seconds"], Path(d["log"]) if d.get("log") else None)
+                   d["seconds"], Path(d["log"]) if d.get("log") else None, list(d.get("kit_errors", [])))
 
     @property
     def inconclusive(self) -> bool:
-        """Only named scheduler faults failed: they say nothing about the mutant (a race the kit
-        names, such as the 1.34 double preemption, fails a test on a correct build too)."""
-        return bool(self.faults) and not self.failed
+        """Only named scheduler faults or kit errors failed: they say nothing about the mutant (a
+        race the kit names, such as the 1.34 double preemption, fails a test on a correct build
+        too; a PodGroup refused at set-up never asked the scheduler anything)."""
+        return bool(self.faults or self.kit_errors) and not self.failed
+
+    @property
+    def unjudged(self) -> list[str]:
+        """The tests that failed without evidence, each with why."""
+        return [f"{t} (named scheduler fault)" for t in self.faults] + [f"{t} (kit error)" for t in self.kit_errors]
 
 
 def scenario_of(testcase: ET.Element) -> str:
@@ -251,24 +257,32 @@ def scenario_of(testcase: ET.Element) -> str:
     return scenario
 
 
-STOPPED_BY_X = "-x stopped the batch"  # conformance.plugin.verdicts' skip reason for a stopped scenario
+def properties(testcase: ET.Element) -> dict[str, str]:
+    """The test's JUnit properties (the verdict the suite recorded as data)."""
+    return {p.get("name", ""): p.get("value", "") for p in testcase.iter("property")}
 
 
 def tally(report: ET.Element, run: Run) -> Run:
-    """A JUnit report's verdicts into ``run``: a failure that shows a difference from the model
-    (or an error of the kit) is a kill; one a named scheduler fault failed (its report says so,
-    result.FAULT_ONLY) is not, whatever differences it shows beside the fault."""
+    """A JUnit report's verdicts into ``run``, read from the verdict each scenario test recorded
+    (conformance.plugin.verdicts.record): a FAIL resting on a difference is a kill; one a named
+    scheduler fault or a kit error failed is not, whatever differences it shows beside them. A
+    failing test with no recorded verdict (the smoke test) is a kill."""
+    from harness.run.verdict import CAUSE, VERDICT, Cause, Verdict
+
     stopped = 0
     for tc in report.iter("testcase"):
+        props = properties(tc)
         bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
         if bad is not None:
-            text = (bad.get("message") or "") + (bad.text or "")
-            (run.faults if FAULT_ONLY in text else run.failed).append(scenario_of(tc))
+            why = props.get(CAUSE)
+            target = (run.faults if why == Cause.FAULT.value else run.kit_errors if why == Cause.KIT_ERROR.value
+                      else run.failed)
+            target.append(scenario_of(tc))
         elif tc.find("skipped") is None:
             run.passed += 1
-        elif STOPPED_BY_X in (tc.find("skipped").get("message") or ""):
+        elif props.get(VERDICT) == Verdict.STOPPED.value:
             stopped += 1
-    if stopped and not run.failed and not run.faults and not run.error:
+    if stopped and not run.failed and not run.faults and not run.kit_errors and not run.error:
         # -x stopped the batch at a result no test reported as failed: the catalogue was not run,
         # so "survived" would be a claim about scenarios never asked.
         run.error = f"{stopped} scenarios stopped by -x with no failing test: the run is void"
@@ -357,16 +371,16 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         # A mutant of shared code is one bug: the first build that kills it is enough, unless --full.
         for b in [b for b in BUILDS if b in m.builds and b in builds]:
             r = run_catalogue(b, bins[m.id, b], out, m.id, first_failure=not full, where=m.where)
-            if r.inconclusive and not full:
-                # -x stopped at a named fault: the rest of the catalogue was never asked. Run it
-                # whole once; what a named fault fails still counts for nothing.
-                print_(f"  {m.id} [{b}]: only a named scheduler fault ({', '.join(r.faults)}); "
+            if r.inconclusive:
+                # -x stopped at a named fault or a kit error: the rest of the catalogue was never
+                # asked, and neither says anything of the mutant. Run it whole once more; what they
+                # fail still counts for nothing.
+                print_(f"  {m.id} [{b}]: failed without evidence ({', '.join(r.unjudged)}); "
                        f"the whole catalogue again")
                 r = run_catalogue(b, bins[m.id, b], out, m.id + "-again", first_failure=False, where=m.where)
             runs[m.id].append(r)
             verdict = ("KILLED by " + ", ".join(r.failed) if r.killed else "ERROR " + r.error if r.error
-                       else "inconclusive: only named scheduler faults (" + ", ".join(r.faults) + ")"
-                       if r.inconclusive else "survived")
+                       else "inconclusive: only " + ", ".join(r.unjudged) if r.inconclusive else "survived")
             print_(f"  {m.id} [{b}]: {verdict} ({r.seconds:.0f} s)")
             if r.killed and not full:
                 break
@@ -396,10 +410,10 @@ def summary(mutants: list[Mutant], runs: dict[str, list[Run]]) -> tuple[list[str
     for m in mutants:
         rs = runs.get(m.id, [])
         k = [r for r in rs if r.killed]
-        faults = sorted({s for r in rs for s in r.faults})
+        unjudged = sorted({s for r in rs for s in r.unjudged})
         verdict = ("killed by " + ", ".join(sorted({s for r in k for s in r.failed}))) if k else (
             "error: " + "; ".join(r.error for r in rs if r.error) if any(r.error for r in rs)
-            else "INCONCLUSIVE (only named scheduler faults failed: " + ", ".join(faults) + ")" if faults
+            else "INCONCLUSIVE (failed without evidence: " + ", ".join(unjudged) + ")" if unjudged
             else "SURVIVED")
         if m.equivalent:
             verdict += f"  (equivalent: {m.equivalent[:60]})"

@@ -75,15 +75,18 @@ def test_failed_scenarios_are_read_from_the_junit_report():
                                                          "test_high_priority_pod_preempts_low_priority_pod"]
 
 
+def _props(**kv) -> str:
+    return "<properties>" + "".join(f'<property name="{k}" value="{v}"/>' for k, v in kv.items()) + "</properties>"
+
+
 def test_a_failure_on_a_named_scheduler_fault_alone_is_no_kill():
     """Issue 21: the 1.34 double-preemption race fails a test on a correct build too; such a failure
-    says nothing about the mutant, and a run with nothing else is inconclusive."""
-    from harness.run.pods.result import FAULT_ONLY
-
+    says nothing about the mutant, and a run with nothing else is inconclusive. The verdict is read
+    from the properties the suite recorded, whatever the report's words."""
     root = ET.fromstring(
         '<testsuites><testsuite>'
-        f'<testcase name="test_scenario[plugins-pdb-best-effort]"><failure message="x">{FAULT_ONLY}\n'
-        '  SCHEDULER FAULT: one preemptor, victims on two nodes</failure></testcase>'
+        f'<testcase name="test_scenario[plugins-pdb-best-effort]">{_props(verdict="FAIL", cause="fault")}'
+        '<failure message="x">reworded, whatever it says</failure></testcase>'
         '<testcase name="test_scenario[plugins-preempt-basic]"/>'
         '</testsuite></testsuites>')
     run = mutate.tally(root, mutate.Run("m", "plugins"))
@@ -91,13 +94,50 @@ def test_a_failure_on_a_named_scheduler_fault_alone_is_no_kill():
     assert run.inconclusive and not run.killed
     root = ET.fromstring(
         '<testsuites><testsuite>'
-        '<testcase name="test_scenario[plugins-preempt-basic]"><failure message="x">! victim pending</failure></testcase>'
+        f'<testcase name="test_scenario[plugins-preempt-basic]">{_props(verdict="FAIL", cause="difference")}'
+        '<failure message="x">! victim pending</failure></testcase>'
         '</testsuite></testsuites>')
     run = mutate.tally(root, run)
     assert run.killed and not run.inconclusive
     lines, score = mutate.summary([m for m in MUTANTS if m.id == MUTANTS[0].id], {MUTANTS[0].id: [
         mutate.Run(MUTANTS[0].id, "plugins", faults=["pdb-best-effort"])]})
     assert "INCONCLUSIVE" in lines[1] and score == 0.0
+
+
+def test_a_kit_error_is_no_kill():
+    """Two pod-group mutants were reported killed by a PodGroup the API server refused at set-up
+    (its class not yet visible to admission): the scheduler was never asked anything."""
+    root = ET.fromstring(
+        '<testsuites><testsuite>'
+        f'<testcase name="test_scenario[upstream-podgroup-gang-all-or-nothing]">{_props(verdict="FAIL", cause="kit-error")}'
+        '<failure message="x">error: API error 403</failure></testcase>'
+        '</testsuite></testsuites>')
+    run = mutate.tally(root, mutate.Run("m", "upstream"))
+    assert run.kit_errors == ["podgroup-gang-all-or-nothing"] and not run.killed and run.inconclusive
+    assert run.unjudged == ["podgroup-gang-all-or-nothing (kit error)"]
+    lines, _ = mutate.summary([MUTANTS[0]], {MUTANTS[0].id: [run]})
+    assert "INCONCLUSIVE (failed without evidence: podgroup-gang-all-or-nothing (kit error))" in lines[1]
+    assert mutate.Run.from_json(run.to_json()).kit_errors == run.kit_errors
+
+
+def test_a_results_verdict_record_says_what_a_fail_rests_on():
+    from harness import SCENARIOS
+    from harness.formats.pods import load
+    from harness.run.faults import Fault
+    from harness.run.pods.expectation import Mismatch
+    from harness.run.pods.result import Result, StepRecord
+    from harness.run.verdict import record
+
+    s = load(SCENARIOS / "preempt-basic.yaml")
+    differs = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [Mismatch("p", "phase", "running", "pending")],
+                                               [], [])])
+    assert record(differs, "plugins") == [("verdict", "FAIL"), ("cause", "difference")]
+    assert record(Result(s, "plugins", [], error="API error 403: forbidden"), "plugins") == [
+        ("verdict", "FAIL"), ("cause", "kit-error")]
+    race = Fault("one preemptor, victims on two nodes", "evidence", True)
+    assert record(Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [], [], [], [race])]), "plugins") == [
+        ("verdict", "FAIL"), ("cause", "fault"), ("faults", "one preemptor, victims on two nodes")]
+    assert record(Result(s, "plugins", []), "plugins") == [("verdict", "pass")]
 
 
 def test_a_report_says_when_only_a_named_fault_failed_it():
@@ -125,8 +165,8 @@ def test_a_batch_stopped_with_no_failing_test_is_no_survival():
     test reported as failed (a node-pressure scenario run on kwok nodes): the catalogue was never run."""
     root = ET.fromstring(
         '<testsuites><testsuite>'
-        '<testcase name="test_scenario[plugins-preempt-basic]"><skipped message="not run to the end: -x stopped '
-        'the batch at another scenario\'s failure"/></testcase>'
+        f'<testcase name="test_scenario[plugins-preempt-basic]">{_props(verdict="stopped")}<skipped message="any '
+        'words"/></testcase>'
         '<testcase name="test_scenario[plugins-eviction-x]"><skipped message="node pressure needs real kubelets"/></testcase>'
         '<testcase name="test_smoke"/>'
         '</testsuite></testsuites>')

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from harness.run.verdict import Verdict, verdict
+from harness.run.verdict import Verdict, record, verdict
 
+def judge(scenario, batch, copy: int = 0, properties: list | None = None) -> None:
+    """The verdict on one scenario's result in a batch: pass, fail, or a named expected difference.
 
-def judge(scenario, batch, copy: int = 0) -> None:
-    """The verdict on one scenario's result in a batch: pass, fail, or a named expected difference."""
+    ``properties`` (the test item's user_properties) receive the verdict as data, which JUnit
+    carries as <property> elements: the kill matrix reads them, never the report's wording."""
     build, release = batch.build, batch.release
     result = batch.results[scenario.id, copy]
     v = verdict(result, build, release)
+    if properties is not None:
+        properties.extend(record(result, build, release))
     if v is Verdict.STOPPED:
         pytest.skip("not run to the end: -x stopped the batch at another scenario's failure")
     if v is Verdict.UNMET:

@@ -35,6 +35,44 @@ def verdict(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Verdi
     return Verdict.FAULT if result.known_faults else Verdict.PASS
 
 
+class Cause(str, Enum):
+    """Why a FAIL failed: only a difference is evidence against the build's scheduling."""
+
+    DIFFERENCE = "difference"  # the cluster did otherwise than the model, or an expect: went unmet
+    FAULT = "fault"  # a named scheduler fault failed it (its differences may be the fault's own)
+    KIT_ERROR = "kit-error"  # the kit could not finish the scenario (set-up refused, cluster unreadable)
+    UNEXPECTED_PASS = "unexpected-pass"  # specified for another build or release, and showed it anyway
+
+
+def cause(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Cause | None:
+    """What a FAIL verdict rests on; None for any other verdict."""
+    if verdict(result, build, release) is not Verdict.FAIL:
+        return None
+    if result.fault_only:
+        return Cause.FAULT
+    if not result.scenario.applies_to(build, release) and result.ok:
+        return Cause.UNEXPECTED_PASS
+    differs = any(s.mismatches or s.expect_mismatches for s in result.steps)
+    return Cause.DIFFERENCE if differs or not result.error else Cause.KIT_ERROR
+
+
+# The JUnit properties a scenario test carries (conformance.plugin.verdicts writes them,
+# harness.mutants.tally reads them): the verdict as data, never as the report's wording.
+VERDICT, CAUSE, FAULTS = "verdict", "cause", "faults"
+
+
+def record(result: Result, build: str, release: str = DEFAULT_RELEASE) -> list[tuple[str, str]]:
+    """The verdict as (name, value) pairs: the verdict, what a FAIL rests on, the named faults."""
+    out = [(VERDICT, verdict(result, build, release).value)]
+    why = cause(result, build, release)
+    if why is not None:
+        out.append((CAUSE, why.value))
+    names = sorted({f.name for s in result.steps for f in s.findings})
+    if names:
+        out.append((FAULTS, ",".join(names)))
+    return out
+
+
 def failed(result: Result, build: str, release: str = DEFAULT_RELEASE) -> bool:
     """A verdict against the build."""
     return verdict(result, build, release) is Verdict.FAIL
