@@ -27,8 +27,8 @@ from tests.venvs import Venv, build_options, dependency_links, make_venv, ok as 
 
 REPO = Path(__file__).resolve().parent.parent
 # What a build of the kit reads from a checkout (pyproject.toml, setup.py and MANIFEST.in say how).
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "reference", "harness", "conformance", "scenarios",
-           "mutants", "kind-config.yaml")
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "pytest_priority_conformance.py", "reference", "harness",
+           "conformance", "scenarios", "mutants", "kind-config.yaml")
 SCENARIO = "preempt-basic.yaml"
 
 
@@ -97,7 +97,7 @@ def test_the_wheel_carries_the_files_the_kit_reads_and_its_entry_points(installe
     assert not [n for n in names if n.split("/")[0] in ("tests", "docs", "benchmarks", "artifacts")]
     meta = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     entry_points = zipfile.ZipFile(installed.wheel).read(meta).decode()
-    assert "[pytest11]\npriority-conformance = conformance.plugin" in entry_points
+    assert "[pytest11]\npriority-conformance = pytest_priority_conformance" in entry_points
     assert "priority-conformance = harness.cli:main" in entry_points
     # One version, harness.__version__'s.
     assert installed.wheel.name.startswith(f"priority_conformance-{harness.__version__}-")
@@ -168,18 +168,27 @@ def test_pytest_pyargs_runs_the_installed_suite_from_another_folder(installed):
 
 def test_the_plugin_stays_out_of_sessions_that_do_not_run_the_suite(installed):
     """The entry point loads in every pytest session of the environment: a user's own tests get
-    none of the kit's hooks (no builds, no basetemp of its own, no options)."""
+    none of the kit's hooks (no builds, no basetemp of its own, no options), and a package of
+    theirs named conformance (`python -m pytest` puts the current folder first on sys.path) breaks
+    only a session that asks for the kit's suite, saying why."""
     here = installed.elsewhere / "own-tests"
-    here.mkdir()
+    (here / "conformance").mkdir(parents=True)
+    (here / "conformance" / "__init__.py").write_text("MINE = True\n")
     (here / "test_mine.py").write_text(
+        "import sys\n\n\n"
         "def test_mine(request, tmp_path):\n"
         "    names = [n for n, _ in request.config.pluginmanager.list_name_plugin()]\n"
         "    assert 'priority-conformance' in names\n"
-        "    assert not [n for n in names if n.startswith('conformance.plugin.')], names\n"
+        "    assert not [n for n in names if n.startswith('conformance.plugin')], names\n"
+        "    assert 'conformance.plugin' not in sys.modules\n"
         "    assert 'priority-conformance-pytest-' not in str(tmp_path)\n")
-    out = _ok(_run([installed.venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=here,
+    out = _ok(_run([installed.venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py"], cwd=here,
                    env=installed.venv.env))
     assert out.stdout.strip().splitlines()[-1].startswith("1 passed"), out.stdout
+    out = _run([installed.venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "conformance"],
+               cwd=here, env=installed.venv.env)
+    assert out.returncode == 4, out.stdout + out.stderr
+    assert "another package named conformance hides the kit's" in out.stderr
 
 
 def test_an_editable_install_run_from_its_checkout_registers_each_module_once(tmp_path):

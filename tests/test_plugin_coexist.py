@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.plugin import SUITE, names_the_suite
+from pytest_priority_conformance import SUITE, names_the_suite
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import sysconfig
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 
@@ -22,8 +22,6 @@ def ok(out: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 def builds_offline() -> bool:
     """Whether this environment's setuptools can build the wheel itself (>= 70.1 has bdist_wheel)."""
-    from importlib import metadata
-
     try:
         version = tuple(int(p) for p in metadata.version("setuptools").split(".")[:2])
     except (metadata.PackageNotFoundError, ValueError):
@@ -39,15 +37,18 @@ def build_options() -> list[str]:
 
 def dependency_links(dest: Path) -> Path:
     """A folder of links to this environment's installed packages, the kit's own install left
-    out: the new virtualenv's dependencies without a download."""
-    site = Path(sysconfig.get_paths()["purelib"])
+    out: the new virtualenv's dependencies without a download. Every folder on sys.path that holds
+    a distribution counts (this environment may itself see its packages through such links)."""
     dest.mkdir()
-    for entry in site.iterdir():
-        name = entry.name.lower()
-        if (name.startswith(("priority_conformance", "__editable__", "_distutils_hack")) or name.endswith(".pth")
-                or name in ("conformance", "harness", "reference", "__pycache__")):
-            continue
-        (dest / entry.name).symlink_to(entry)
+    folders = {str(Path(getattr(d, "_path", "")).parent) for d in metadata.distributions()}
+    for folder in [Path(p) for p in sys.path if p in folders]:
+        for entry in folder.iterdir():
+            name = entry.name.lower()
+            if (name.startswith(("priority_conformance", "pytest_priority_conformance", "__editable__"))
+                    or name.endswith(".pth") or name in ("conformance", "harness", "reference", "__pycache__")
+                    or (dest / entry.name).exists()):
+                continue
+            (dest / entry.name).symlink_to(entry)
     return dest
 
 
