@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -77,9 +78,12 @@ def test_a_stopped_kit_leaves_no_process_or_directory(tmp_path, how):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}  # the child's cluster directory lands here, where we can see it
+    # From a checkout, `./kit conformance`; from an installed kit, what it runs: pytest on the suite.
+    kit = REPO / "kit"
+    entry = [str(kit), "conformance"] if kit.is_file() else [sys.executable, "-m", "pytest", str(Path(__file__).parent)]
     proc = subprocess.Popen(
-        [str(REPO / "kit"), "conformance", "-m", "smoke", "--scheduler", "upstream", "-p", "no:cacheprovider", "-q"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [*entry, "-m", "smoke", "--scheduler", "upstream", "-p", "no:cacheprovider", "-q"],
+        cwd=REPO if kit.is_file() else tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         preexec_fn=_ignore_sigint if how == "SIGINT-inherited-ignored" else None)
     try:
         def scheduler_started() -> list[Path]:

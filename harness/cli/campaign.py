@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import REPO
 from harness.targets import DEFAULT_BUILD, DEFAULT_RELEASE, parse_builds
 
 
@@ -25,7 +24,7 @@ def register(sub) -> None:
                                                   "built or found)")
     c.add_argument("--no-load", action="store_true",
                    help="the nodes have the --image already (or pull it): load nothing into them")
-    c.add_argument("--out", type=Path, default=REPO / "artifacts" / "campaign",
+    c.add_argument("--out", type=Path, default=Path("artifacts") / "campaign",
                    help="where each campaign's folder goes: shard-i/ per shard, merged/ (default: artifacts/campaign)")
     c.add_argument("--timeout", type=float, default=120, metavar="MINUTES",
                    help="how long the shards may take, from the Job's submission (default: 120)")

@@ -6,7 +6,6 @@ import json
 import time
 from pathlib import Path
 
-from harness import REPO
 from harness.errors import KitError
 from harness.targets import BUILDS, DEFAULT_RELEASE, parse_builds
 
@@ -21,7 +20,7 @@ def register(sub) -> None:
     x.add_argument("--shrink-rounds", type=int, default=6, help="rounds of shrinking per divergence (0: none)")
     x.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the clusters (default: the "
                    f"kit's default release, {DEFAULT_RELEASE})")
-    x.add_argument("--out", type=Path, default=REPO / "artifacts" / "explore", help="where divergences go")
+    x.add_argument("--out", type=Path, default=Path("artifacts") / "explore", help="where divergences go")
     x.add_argument("--shard", metavar="i/N",
                    help="run the i-th of N parts of the draws (i from 1; by draw index, round-robin; the seed "
                         "and ids unchanged, so the shards' union is the unsharded draw), or auto/N: i from "

@@ -6,7 +6,6 @@ import json
 import time
 from pathlib import Path
 
-from harness import REPO
 from harness.errors import KitError
 from harness.targets import BUILDS, parse_builds
 
@@ -25,7 +24,7 @@ def register(sub) -> None:
                     help="run the i-th of N parts of the mutants (i from 1), or auto/N: i from JOB_COMPLETION_INDEX "
                          "(a Kubernetes Indexed Job's, from 0); every shard runs the baseline itself; "
                          "./kit merge joins the shards' runs.json")
-    mu.add_argument("--out", type=Path, default=REPO / "artifacts" / "mutants",
+    mu.add_argument("--out", type=Path, default=Path("artifacts") / "mutants",
                     help="where the matrix, runs.json and each run's log and JUnit go (default: artifacts/mutants)")
     mu.set_defaults(func=run)
 
@@ -37,7 +36,7 @@ def rules_table() -> int:
     from harness import mutant_rules
     from harness import mutants as mutate
 
-    last = REPO / "artifacts" / "mutants" / mutant_rules.LAST_MATRIX
+    last = Path("artifacts") / "mutants" / mutant_rules.LAST_MATRIX
     verdicts = mutant_rules.killers(last.read_text()) if last.exists() else {}
     lines = mutant_rules.table(mutant_rules.load_rules(mutate.MUTANTS), mutate.load_all(), verdicts)
     print("\n".join(lines))

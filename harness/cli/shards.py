@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import REPO
 
 
 def register(sub) -> None:
@@ -13,7 +12,7 @@ def register(sub) -> None:
     m.add_argument("dirs", type=Path, nargs="+", metavar="DIR",
                    help="each shard's results folder (its artifacts; searched for JUnit files, runs.json, "
                         "summary-seed*.json, release-matrix.json, .test_durations and shard records)")
-    m.add_argument("--out", type=Path, default=REPO / "artifacts" / "merged",
+    m.add_argument("--out", type=Path, default=Path("artifacts") / "merged",
                    help="where the merged files go (default: artifacts/merged)")
     m.set_defaults(func=run)
 

@@ -108,7 +108,11 @@ def machine() -> Machine:
 
 
 def commit(repo: Path = REPO) -> tuple[str, bool]:
-    """(HEAD's commit, whether tracked files differ from it); ("", False) outside a git checkout."""
+    """(HEAD's commit, whether tracked files differ from it); ("", False) outside a git checkout of
+    the kit (an installed kit's folder may lie inside the user's own repository, whose commit is
+    not the kit's)."""
+    if not (repo / ".git").exists():
+        return "", False
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30,
                               check=True).stdout.strip()
