@@ -264,3 +264,21 @@ def test_a_bad_runs_folder_is_one_clear_error(tmp_path, capsys):
     assert main(["site", "--out", str(tmp_path / "site"), "--runs", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("priority-conformance: error: --runs ") and "Traceback" not in err
+
+
+def test_a_recorded_verdict_is_read_as_data_whatever_the_message_says(tmp_path):
+    """The suite records each scenario's verdict as a JUnit property: a reworded xfail message
+    must not turn an expected difference into a bare xfail (the site read the words before)."""
+    runs = tmp_path / "artifacts"
+    runs.mkdir()
+    (runs / "ci.xml").write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase name="test_scenario[upstream-toleration-seconds-zero]"><properties>'
+        '<property name="verdict" value="differs"/></properties>'
+        '<skipped type="pytest.xfail" message="reworded entirely"/></testcase>'
+        '<testcase name="test_scenario[plugins-preempt-basic]"><properties>'
+        '<property name="verdict" value="stopped"/></properties><skipped message="any words"/></testcase>'
+        '</testsuite></testsuites>')
+    verdicts = read_runs(runs, ["toleration-seconds-zero", "preempt-basic"])
+    got = {(v.scenario, v.target): v.outcome for vs in verdicts.values() for v in vs}
+    assert got == {("toleration-seconds-zero", "upstream"): "differs", ("preempt-basic", "plugins"): "skipped"}

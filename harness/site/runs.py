@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from harness.errors import KitError
+from harness.run.verdict import VERDICT, Verdict as Verdict_
 
 NAME = re.compile(r"^(?P<test>\w+)\[(?P<params>.+)\]$")
 # The tests whose verdict is a scenario's own (others, such as the smoke test, are not shown).
@@ -32,8 +33,15 @@ class Verdict:
     source: str = ""  # where it was recorded: the file, and when
 
 
+# A pod scenario test records its verdict as a JUnit property (harness.run.verdict.record): read
+# as data where it is there; only older reports and Karmada's tests fall back to outcome_of.
+RECORDED = {Verdict_.PASS.value: "pass", Verdict_.FAIL.value: "FAIL", Verdict_.DIFFERS.value: "differs",
+            Verdict_.FAULT.value: "fault", Verdict_.STOPPED.value: "skipped", Verdict_.UNMET.value: "skipped"}
+
+
 def outcome_of(failed: bool, skipped: bool, xfail_reason: str | None, message: str = "") -> str:
-    """A test's outcome in the kit's words (conformance/plugin/verdicts.py makes the xfails)."""
+    """A test's outcome in the kit's words from pytest's own, for a report without a recorded
+    verdict (conformance/plugin/verdicts.py makes the xfails)."""
     if failed:
         return "FAIL"
     if xfail_reason is not None:
@@ -86,7 +94,9 @@ def read_file(path: Path, ids: Iterable[str]) -> list[Verdict]:
             skip = case.find("skipped")
             xfail = skip.get("message", "") if skip is not None and skip.get("type") == "pytest.xfail" else None
             message = (bad.get("message") if bad is not None else skip.get("message") if skip is not None else "")
-            outcome = outcome_of(bad is not None, skip is not None, xfail)
+            recorded = {q.get("name"): q.get("value") for q in case.iter("property")}.get(VERDICT)
+            outcome = (RECORDED.get(recorded) if recorded is not None else None) or outcome_of(
+                bad is not None, skip is not None, xfail)
             out.append(Verdict(found[0], found[1], outcome, "" if outcome == "pass" else _first_line(message), source))
     return out
 
