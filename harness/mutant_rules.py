@@ -9,7 +9,6 @@ glance: the kill matrix alone counts mutants, not rules.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import yaml
@@ -18,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness import SCENARIOS
 from harness.errors import KitError
 
-LAST_MATRIX = "matrix.txt"
 NO_SCENARIO = "NO SCENARIO"
 NO_MUTANT = "NO MUTANT"
 
@@ -93,19 +91,6 @@ def check_named(mutants, directory: Path) -> None:
             raise KitError(f"{directory / (m.id + '.yaml')}: rules: {', '.join(unknown)} not in {index_path(directory)}")
 
 
-_ROW = re.compile(r"^(\S+)\s+\S*\s+(killed by .+|SURVIVED.*|INCONCLUSIVE.*|error: .+)$")
-
-
-def killers(matrix_text: str) -> dict[str, str]:
-    """mutant -> its verdict in a kill matrix as ``./kit mutants`` writes it."""
-    out = {}
-    for line in matrix_text.splitlines():
-        m = _ROW.match(line)
-        if m:
-            out[m.group(1)] = m.group(2).split("  (equivalent")[0]
-    return out
-
-
 def scenarios_line(r: Rule) -> str:
     """What the catalogue shows of ``r``: its scenarios, why none can, or NO SCENARIO."""
     if r.scenarios:
@@ -146,4 +131,4 @@ def table(rules: list[Rule], mutants, verdicts: dict[str, str]) -> list[str]:
     return lines
 
 
-__all__ = ["Rule", "load_rules", "check_named", "killers", "table", "scenarios_line", "LAST_MATRIX", "NO_SCENARIO"]
+__all__ = ["Rule", "load_rules", "check_named", "table", "scenarios_line", "NO_SCENARIO"]

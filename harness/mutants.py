@@ -404,17 +404,29 @@ def runs_data(record: dict, baseline: list[Run], runs: dict[str, list[Run]]) -> 
             "runs": {k: [r.to_json() for r in v] for k, v in runs.items()}}
 
 
+def verdict_of(rs: list[Run]) -> str:
+    """A mutant's verdict from its runs: killed (by which scenarios), error, INCONCLUSIVE or SURVIVED."""
+    k = [r for r in rs if r.killed]
+    unjudged = sorted({s for r in rs for s in r.unjudged})
+    return ("killed by " + ", ".join(sorted({s for r in k for s in r.failed}))) if k else (
+        "error: " + "; ".join(r.error for r in rs if r.error) if any(r.error for r in rs)
+        else "INCONCLUSIVE (failed without evidence: " + ", ".join(unjudged) + ")" if unjudged
+        else "SURVIVED")
+
+
+def verdicts_from_runs(data: dict) -> dict[str, str]:
+    """mutant -> its verdict, from a kill matrix's runs.json (``runs_data``): the record, not the
+    printed matrix."""
+    return {m: verdict_of([Run.from_json(r) for r in rs]) for m, rs in data.get("runs", {}).items() if rs}
+
+
 def summary(mutants: list[Mutant], runs: dict[str, list[Run]]) -> tuple[list[str], float]:
     lines = [f"{'mutant':<44} {'builds run':<18} verdict"]
     counted = killed = 0
     for m in mutants:
         rs = runs.get(m.id, [])
         k = [r for r in rs if r.killed]
-        unjudged = sorted({s for r in rs for s in r.unjudged})
-        verdict = ("killed by " + ", ".join(sorted({s for r in k for s in r.failed}))) if k else (
-            "error: " + "; ".join(r.error for r in rs if r.error) if any(r.error for r in rs)
-            else "INCONCLUSIVE (failed without evidence: " + ", ".join(unjudged) + ")" if unjudged
-            else "SURVIVED")
+        verdict = verdict_of(rs)
         if m.equivalent:
             verdict += f"  (equivalent: {m.equivalent[:60]})"
         else:

@@ -91,16 +91,17 @@ def test_every_mutant_names_a_known_rule(tmp_path):
         mutant_rules.check_named([bad], tmp_path)
 
 
-def test_the_table_reads_the_last_kill_matrix():
-    matrix = "\n".join([
-        f"{'mutant':<44} {'builds run':<18} verdict",
-        f"{'queue-lower-priority-first':<44} {'plugins':<18} killed by nonpreempting-user-story",
-        f"{'queue-le-precheck-inverted':<44} {'plugins,upstream':<18} SURVIVED",
-        f"{'node-tie-pick-last':<44} {'':<18} SURVIVED  (equivalent: a choice among ties)",
-    ])
-    verdicts = mutant_rules.killers(matrix)
+def test_the_table_reads_the_last_kill_matrix_from_its_record():
+    """The verdicts come from runs.json (the runs as data), not from the printed matrix's text."""
+    runs = {"queue-lower-priority-first": [mutate.Run("queue-lower-priority-first", "plugins",
+                                                      failed=["nonpreempting-user-story"]).to_json()],
+            "queue-le-precheck-inverted": [mutate.Run("queue-le-precheck-inverted", "plugins").to_json(),
+                                           mutate.Run("queue-le-precheck-inverted", "upstream").to_json()],
+            "group-rank-ignored": [mutate.Run("group-rank-ignored", "upstream", kit_errors=["podgroup-x"]).to_json()]}
+    verdicts = mutate.verdicts_from_runs({"runs": runs})
     assert verdicts == {"queue-lower-priority-first": "killed by nonpreempting-user-story",
-                        "queue-le-precheck-inverted": "SURVIVED", "node-tie-pick-last": "SURVIVED"}
+                        "queue-le-precheck-inverted": "SURVIVED",
+                        "group-rank-ignored": "INCONCLUSIVE (failed without evidence: podgroup-x (kit error))"}
     lines = mutant_rules.table(RULES, MUTANTS, verdicts)
     assert any(ln.split()[:2] == ["queue-priority-order", "queue-lower-priority-first"] and
                ln.endswith("killed by nonpreempting-user-story") for ln in lines)

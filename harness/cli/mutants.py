@@ -36,8 +36,8 @@ def rules_table() -> int:
     from harness import mutant_rules
     from harness import mutants as mutate
 
-    last = Path("artifacts") / "mutants" / mutant_rules.LAST_MATRIX
-    verdicts = mutant_rules.killers(last.read_text()) if last.exists() else {}
+    last = Path("artifacts") / "mutants" / RUNS
+    verdicts = mutate.verdicts_from_runs(json.loads(last.read_text())) if last.exists() else {}
     lines = mutant_rules.table(mutant_rules.load_rules(mutate.MUTANTS), mutate.load_all(), verdicts)
     print("\n".join(lines))
     print(f"(verdicts from {last})" if last.exists() else "(no kill matrix yet: run ./kit mutants)")
