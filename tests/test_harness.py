@@ -276,19 +276,15 @@ echo $! > "$d/pids/kube-scheduler.pid"
 """
 
 
-@pytest.mark.parametrize("restarts", [1, 0])
-def test_a_component_that_exits_while_the_cluster_starts_is_started_once_more_with_its_log_kept(tmp_path, restarts):
-    import os
-    import socket
+def _scheduler_that_exited(tmp_path, kwokctl_script: str, log: str):
+    """A cluster directory whose kube-scheduler ran once and exited with ``log``, and a kwokctl
+    stand-in that plays ``start cluster``: (the Kwokctl, the exited process, a kubeconfig)."""
     import subprocess
 
-    from harness.clusters.kwokctl import Kwokctl, wait_ready
+    from harness.clusters.kwokctl import Kwokctl
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     binary = tmp_path / "kwokctl"
-    binary.write_text(KWOKCTL_START.format(port=port))
+    binary.write_text(kwokctl_script)
     binary.chmod(0o755)
     k = Kwokctl(tmp_path, "c1", binary)
     k.pid_file("kube-scheduler").parent.mkdir(parents=True)
@@ -296,11 +292,26 @@ def test_a_component_that_exits_while_the_cluster_starts_is_started_once_more_wi
     ended = subprocess.Popen(["true"])
     ended.wait()
     k.pid_file("kube-scheduler").write_text(f"{ended.pid}\n")
-    k.log_path("kube-scheduler").write_text("gave up waiting for the API server\n")
+    k.log_path("kube-scheduler").write_text(log)
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
                           "users: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
                           "current-context: c\n")
+    return k, ended, kubeconfig
+
+
+@pytest.mark.parametrize("restarts", [1, 0])
+def test_a_component_that_exits_while_the_cluster_starts_is_started_once_more_with_its_log_kept(tmp_path, restarts):
+    import os
+    import socket
+
+    from harness.clusters.kwokctl import wait_ready
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    k, ended, kubeconfig = _scheduler_that_exited(tmp_path, KWOKCTL_START.format(port=port),
+                                                  "gave up waiting for the API server\n")
     only_scheduler = ("kube-apiserver", "kube-controller-manager", "kwok-controller")
     try:
         if restarts == 0:
@@ -329,24 +340,9 @@ echo $! > "$d/pids/kube-scheduler.pid"
 def test_a_component_that_exits_again_after_its_restart_is_named_with_the_logs_that_exist(tmp_path):
     """The error lists the first run's log first, and never a log the second run did not write
     (a user told "its log: PATH" must find PATH)."""
-    import subprocess
+    from harness.clusters.kwokctl import wait_ready
 
-    from harness.clusters.kwokctl import Kwokctl, wait_ready
-
-    binary = tmp_path / "kwokctl"
-    binary.write_text(KWOKCTL_START_DIES)
-    binary.chmod(0o755)
-    k = Kwokctl(tmp_path, "c1", binary)
-    k.pid_file("kube-scheduler").parent.mkdir(parents=True)
-    k.logs_dir.mkdir()
-    ended = subprocess.Popen(["true"])
-    ended.wait()
-    k.pid_file("kube-scheduler").write_text(f"{ended.pid}\n")
-    k.log_path("kube-scheduler").write_text("scheduler: cannot start\n")
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-                          "users: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
-                          "current-context: c\n")
+    k, _, kubeconfig = _scheduler_that_exited(tmp_path, KWOKCTL_START_DIES, "scheduler: cannot start\n")
     with pytest.raises(KitError, match=r"it exited, also after it was started again") as e:
         wait_ready(k, kubeconfig, {"kubeSchedulerPort": 1}, 20,
                    ("kube-apiserver", "kube-controller-manager", "kwok-controller"))
