@@ -52,3 +52,21 @@ def pdb(name: str, match: dict, allowed: int, ns: str = "default", disrupted=())
 
 def state(classes=(), nodes=(), pods=(), pdbs=()) -> ClusterState:
     return ClusterState(tuple(classes), tuple(nodes), tuple(pods), tuple(pdbs))
+
+
+# A valid Karmada scenario (``{id}`` to fill in): one member, one class, one app scheduled whole;
+# tests change one piece of it to provoke one error.
+KARMADA_SCENARIO = """
+id: {id}
+title: t
+spec: s
+members:
+  - {{name: m1, cpu: 2000}}
+priorityClasses:
+  - {{name: high, value: 1000}}
+steps:
+  - propagate: {{name: app-a, replicas: 2, cpu: 1000, class: high}}
+    expect:
+      bindings:
+        app-a: {{state: scheduled, priority: 1000, clusters: {{m1: 2}}}}
+"""

@@ -10,6 +10,7 @@ from harness.formats.bindings import CATALOGUE, disagreements, load, load_dir
 from harness.formats.pods import ScenarioError, load_sources
 from reference.binding.objects import KarmadaClass, Member
 from reference.binding.predict import UNSET, Propagate, SetScheduler, predict
+from tests.builders import KARMADA_SCENARIO
 
 SCENARIOS = load_dir(CATALOGUE)
 
@@ -57,20 +58,6 @@ def test_to_plan_carries_gate_members_classes_and_actions():
 
 # --- the loader --------------------------------------------------------------------------------
 
-GOOD = """
-id: {id}
-title: t
-spec: s
-members:
-  - {{name: m1, cpu: 2000}}
-priorityClasses:
-  - {{name: high, value: 1000}}
-steps:
-  - propagate: {{name: app-a, replicas: 2, cpu: 1000, class: high}}
-    expect:
-      bindings:
-        app-a: {{state: scheduled, priority: 1000, clusters: {{m1: 2}}}}
-"""
 
 
 def write(tmp_path, text, name="case"):
@@ -86,14 +73,14 @@ def error_of(path) -> str:
 
 
 def with_steps(tmp_path, steps: str, name="case") -> Path:
-    head = textwrap.dedent(GOOD.split("steps:")[0]).format(id=name)
+    head = textwrap.dedent(KARMADA_SCENARIO.split("steps:")[0]).format(id=name)
     path = tmp_path / f"{name}.yaml"
     path.write_text(head + "steps:\n" + textwrap.indent(textwrap.dedent(steps), "  "))
     return path
 
 
 def test_a_good_file_loads_with_defaults(tmp_path):
-    s = load(write(tmp_path, GOOD))
+    s = load(write(tmp_path, KARMADA_SCENARIO))
     assert s.gates.PriorityBasedScheduling is True
     assert s.steps[0].action == "propagate" and s.steps[0].settle_time.total_seconds() == 30
     b = s.steps[0].expect.bindings["app-a"]
@@ -112,14 +99,14 @@ def test_priority_null_is_stated_absent_and_a_missing_key_is_not_checked(tmp_pat
 
 
 def test_clusters_may_be_a_list_of_allowed_assignments(tmp_path):
-    s = load(write(tmp_path, GOOD.replace("clusters: {{m1: 2}}", "clusters: [{{m1: 2}}, {{m1: 1, m2: 1}}]")
+    s = load(write(tmp_path, KARMADA_SCENARIO.replace("clusters: {{m1: 2}}", "clusters: [{{m1: 2}}, {{m1: 1, m2: 1}}]")
                    .replace("{{name: m1, cpu: 2000}}", "{{name: m1, cpu: 2000}}\n  - {{name: m2, cpu: 2000}}")))
     assert s.steps[0].expect.bindings["app-a"].stated_clusters() == {(("m1", 2),), (("m1", 1), ("m2", 1))}
 
 
 def test_the_file_name_must_be_the_id(tmp_path):
     path = tmp_path / "other.yaml"
-    path.write_text(textwrap.dedent(GOOD).format(id="case"))
+    path.write_text(textwrap.dedent(KARMADA_SCENARIO).format(id="case"))
     assert "must match the file name" in error_of(path)
 
 
@@ -141,7 +128,7 @@ def test_the_file_name_must_be_the_id(tmp_path):
     (("id: {id}", "id: {id}\nid: again"), "duplicate key 'id'"),
 ])
 def test_a_bad_field_is_named_with_its_path(tmp_path, change, message):
-    assert message in error_of(write(tmp_path, GOOD.replace(*change)))
+    assert message in error_of(write(tmp_path, KARMADA_SCENARIO.replace(*change)))
 
 
 @pytest.mark.parametrize("steps, message", [
@@ -176,7 +163,7 @@ def test_a_propagated_class_may_be_missing_on_purpose(tmp_path):
 
 def test_more_than_three_members_is_refused(tmp_path):
     members = "".join(f"\n  - {{{{name: m{i}, cpu: 1000}}}}" for i in range(4))
-    msg = error_of(write(tmp_path, GOOD.replace("\n  - {{name: m1, cpu: 2000}}", members)))
+    msg = error_of(write(tmp_path, KARMADA_SCENARIO.replace("\n  - {{name: m1, cpu: 2000}}", members)))
     assert "members" in msg and "at most 3" in msg
 
 
@@ -186,14 +173,14 @@ def test_load_dir_names_a_missing_folder(tmp_path):
 
 
 def test_load_dir_reads_only_yaml_files_in_name_order(tmp_path):
-    write(tmp_path, GOOD, "b-case")
-    write(tmp_path, GOOD, "a-case")
+    write(tmp_path, KARMADA_SCENARIO, "b-case")
+    write(tmp_path, KARMADA_SCENARIO, "a-case")
     (tmp_path / "README.md").write_text("# not a scenario")
     assert [s.id for s in load_dir(tmp_path)] == ["a-case", "b-case"]
 
 
 def test_disagreements_name_the_step_field_and_the_models_reason(tmp_path):
-    wrong = load(write(tmp_path, GOOD.replace("priority: 1000", "priority: 5").replace("{{m1: 2}}", "{{m1: 1}}")))
+    wrong = load(write(tmp_path, KARMADA_SCENARIO.replace("priority: 1000", "priority: 5").replace("{{m1: 2}}", "{{m1: 1}}")))
     found = disagreements(wrong, predict(wrong))
     assert any(f.startswith("steps[0].expect.bindings.app-a.priority: file says 5, model predicts 1000") for f in found)
     assert any(f.startswith("steps[0].expect.bindings.app-a.clusters:") for f in found)
@@ -210,8 +197,8 @@ def test_load_sources_takes_files_and_folders_and_refuses_an_id_twice(tmp_path):
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    one = write(tmp_path / "a", GOOD, "a-case")
-    write(tmp_path / "b", GOOD, "a-case")
+    one = write(tmp_path / "a", KARMADA_SCENARIO, "a-case")
+    write(tmp_path / "b", KARMADA_SCENARIO, "a-case")
     assert [s.id for s in load_binding_sources([one])] == ["a-case"]
     with pytest.raises(ScenarioError, match="'a-case' is used by .*a-case.yaml too"):
         load_binding_sources([tmp_path / "a", tmp_path / "b"])

@@ -12,6 +12,7 @@ from harness.cli import main
 from harness.formats import bindings, pods
 from harness.formats.common import ScenarioError, field_path
 from reference.binding.predict import predict
+from tests.builders import KARMADA_SCENARIO
 
 REPO = Path(__file__).resolve().parent.parent
 # A list index after a dot, or the name of a type pydantic tried, is the other notation.
@@ -37,19 +38,6 @@ steps:
   - createPod: {{name: q, class: high}}
 """
 
-KARMADA = """id: {id}
-title: t
-spec: s
-members:
-  - {{name: m1, cpu: 2000}}
-priorityClasses:
-  - {{name: high, value: 1000}}
-steps:
-  - propagate: {{name: app-a, replicas: 2, cpu: 500, class: high}}
-    expect:
-      bindings:
-        app-a: {{state: scheduled, priority: 1000, clusters: {{m1: 2}}}}
-"""
 
 
 def error_of(tmp_path: Path, text: str, load) -> str:
@@ -83,21 +71,21 @@ def test_pod_errors_name_the_place_in_one_notation(tmp_path, change, place):
 
 @pytest.mark.parametrize("change, place", [
     (("{name: m1, cpu: 2000}", "{name: m1, cpus: 2000}"), "members[0].cpus: unknown field"),
-    (("replicas: 2, cpu: 500", "replicas: 0, cpu: 500"), "steps[0].propagate.replicas"),
+    (("replicas: 2, cpu: 1000", "replicas: 0, cpu: 1000"), "steps[0].propagate.replicas"),
     (("{name: high, value: 1000}", "{name: high, value: lots}"), "priorityClasses[0].value"),
     (("clusters: {m1: 2}", "clusters: {m9: 2}"), "steps[0].expect.bindings.app-a.clusters: no member named 'm9'"),
     (("clusters: {m1: 2}", "clusters: [{m1: 2}, {m1: x}]"), "steps[0].expect.bindings.app-a.clusters"),
     (("app-a: {state", "app-b: {state"), "steps[0].expect.bindings.app-b: no app named 'app-b'"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_karmada_errors_name_the_place_in_one_notation(tmp_path, change, place):
-    got = error_of(tmp_path, KARMADA.format(id="x").replace(*change), bindings.load)
+    got = error_of(tmp_path, KARMADA_SCENARIO.format(id="x").replace(*change), bindings.load)
     assert place in got
     assert not OTHER_NOTATION.search(got), got
 
 
 def test_karmada_disagreements_with_the_model_use_the_same_notation(tmp_path):
     f = tmp_path / "x.yaml"
-    f.write_text(KARMADA.format(id="x").replace("priority: 1000,", "priority: 5,"))
+    f.write_text(KARMADA_SCENARIO.format(id="x").replace("priority: 1000,", "priority: 5,"))
     s = bindings.load(f)
     found = bindings.disagreements(s, predict(s))
     assert [d.split(":")[0] for d in found] == ["steps[0].expect.bindings.app-a.priority"]
