@@ -37,13 +37,7 @@ def attempt(world: World, key: str) -> World:
     if pr.outcome == "preempt":
         victims = pr.victims[chosen]
         skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
-        evicted = []
-        for v in victims:
-            victim = world.state.pod_keyed(v)
-            if victim is None or (victim.terminating and skip_terminating):
-                continue
-            world = _preempted(world, victim)
-            evicted.append(v)
+        world, evicted = _preempt_victims(world, victims)
         # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
         events: list[ClusterEvent] = []
         if evicted or not (skip_terminating and PLUGINS[world.build].asynchronous):
@@ -104,16 +98,8 @@ def attempt_group(world: World, key: str) -> World:
             world = wake(world, event)
         return world
     if ga.outcome == "preempt":
-        evicted = []
-        for v in ga.victims:
-            victim = world.state.pod_keyed(v)
-            # Already being deleted: the executor sends no API call for it (executor.go
-            # prepareCandidateAsync), so it gets no DisruptionTarget and no Preempted event;
-            # it is still a victim, and the group waits for it to be gone.
-            if victim.terminating and has(world.release, TERMINATING_VICTIMS_SKIPPED):
-                continue
-            world = _preempted(world, victim)
-            evicted.append(v)
+        # A victim already terminating is still one: the group waits for it to be gone.
+        world, evicted = _preempt_victims(world, ga.victims)
         for k in pending:
             member = world.state.pod_keyed(k)
             world = set_pod(world, member.with_(nominated_node_name=ga.nominations.get(k, "")))
@@ -136,6 +122,21 @@ def _bound(world: World, pod: Pod, node: str) -> Pod:
     # keeps showing the node it was nominated to (even if it landed elsewhere).
     kept = "" if has(world.release, NOMINATION_CLEARED_ON_BINDING, world.gates) else pod.nominated_node_name
     return pod.with_(node_name=node, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
+
+
+def _preempt_victims(world: World, victims) -> tuple[World, list[str]]:
+    """Each victim marked and deleted; the keys of those the scheduler sent a call for. From 1.35
+    a victim already being deleted (its owner deleted it) gets no call, so no DisruptionTarget
+    and no Preempted event (executor.go prepareCandidateAsync), for a pod and a pod group alike."""
+    skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
+    evicted = []
+    for v in victims:
+        victim = world.state.pod_keyed(v)
+        if victim is None or (victim.terminating and skip_terminating):
+            continue
+        world = _preempted(world, victim)
+        evicted.append(v)
+    return world, evicted
 
 
 def _preempted(world: World, victim: Pod) -> World:
