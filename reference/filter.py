@@ -182,14 +182,16 @@ def skips_inter_pod_affinity(state: ClusterState, pod: Pod) -> bool:
     in a scheduling attempt and in a preemption dry run alike."""
     if pod.pod_affinity or pod.pod_anti_affinity:
         return False
-    for other in state.with_anti_affinity:
-        if other.key == pod.key:
-            continue
-        where = state.node_named(other.node_name)
-        if where is not None and any(_domain(where, t.topology_key) is not None and term_matches(t, other, pod)
-                                     for t in other.pod_anti_affinity):
-            return False
-    return True
+    # PreFilter decides once per attempt; the filters ask for every node: once per state and pod.
+    cache = state.memo.setdefault("inter_pod_affinity_skips", {})
+    skips = cache.get(pod.key)
+    if skips is None:
+        skips = cache[pod.key] = not any(
+            other.key != pod.key and (where := state.node_named(other.node_name)) is not None
+            and any(_domain(where, t.topology_key) is not None and term_matches(t, other, pod)
+                    for t in other.pod_anti_affinity)
+            for other in state.with_anti_affinity)
+    return skips
 
 
 def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
