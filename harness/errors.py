@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,6 +41,6 @@ class KitError(Exception):
                 moved.append(log)
         if self.logs and not moved and dest.exists():
             moved = [dest]  # none of the files was written: the folder still holds what was
-        err = type(self).__new__(type(self))
-        KitError.__init__(err, self.message, moved, self.detail)
+        err = copy.copy(self)
+        err.logs = tuple(moved)
         return err

@@ -96,6 +96,7 @@ def admission_probe(class_name: str | None, image: str) -> client.V1Pod:
                         spec=client.V1PodSpec(priority_class_name=class_name,
                                               containers=[client.V1Container(name="c", image=image)]))
 
+
 # The PodGroup as each release's API has it (docs/research/workload-aware-preemption.md 1.1-1.2):
 # v1alpha2 (1.36) spells the disruption mode as a string, v1beta1 (1.37+) as a one-of object.
 DISRUPTION_V1ALPHA2 = {"single": "Pod", "all": "PodGroup"}

@@ -148,7 +148,7 @@ class ScenarioRun:
             quiet = PRESSURE_QUIET
         else:
             self.act.perform(step, self.cancel)
-        acted = time.monotonic()
+        acted, acted_at = time.monotonic(), time.time()
         if step.settle:
             look_from, deadline = settle_window(step.settle.total_seconds(), quiet)
             lifecycle.pause(look_from, self.cancel)
@@ -159,7 +159,7 @@ class ScenarioRun:
         last = settle(lambda: check.look(self.history, self.names, rejected, worlds, must_attempt),
                       lambda seen: seen.settled, deadline, quiet, self.cancel)
         waited = time.monotonic() - acted
-        predicted_at = (last.world.now - before.now).total_seconds()
+        predicted_at = predicted_moment(before, last.world)
         short = (not last.settled and not step.settle and waited < predicted_at)
         expect_mismatches = (check_expect(step.expect, last.observed, rejected, last.priorities,
                                           check.messages(self.history)) if step.expect else [])
@@ -169,7 +169,7 @@ class ScenarioRun:
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
                           expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults(),
                           started, time.time(), waited=waited, predicted_at=predicted_at, out_of_time=short,
-                          acted_at=time.time() - (time.monotonic() - acted), course=course)
+                          acted_at=acted_at, course=course)
 
     def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
         """Leave the node just short enough of disk that the pods the model ranks first must go:
@@ -202,6 +202,10 @@ class ScenarioRun:
         return check.faults(self.history, self.release, self.label if self.label in PLUGINS else self.build)
 
 
+def predicted_moment(before: World, predicted: World) -> float:
+    """Seconds after the action at which the model puts the step's outcome."""
+    return max(0.0, (predicted.now - before.now).total_seconds())
+
 
 def settle_window(at: float, quiet: float) -> tuple[float, float]:
     """For a step with ``settle: at``: when after the action to start looking, and for how long.
@@ -217,8 +221,7 @@ def settle_bound(before: World, predicted: World) -> float:
     """How long a step may take to show the model's outcome: the moment the model predicts it
     (the last victim's grace ends, say) plus DEFAULT_SETTLE for the scheduler's own pace, plus,
     for each eviction the step predicts, a kubelet pass (10 s) and its 30 s clean-up."""
-    predicted_at = max(0.0, (predicted.now - before.now).total_seconds())
-    return DEFAULT_SETTLE + predicted_at + 40 * (len(predicted.evicted) - len(before.evicted))
+    return DEFAULT_SETTLE + predicted_moment(before, predicted) + 40 * (len(predicted.evicted) - len(before.evicted))
 
 
 __all__ = ["ScenarioRun", "settle_bound", "settle_window"]
