@@ -182,8 +182,9 @@ def test_load_dir_reads_only_yaml_files_in_name_order(tmp_path):
 def test_disagreements_name_the_step_field_and_the_models_reason(tmp_path):
     wrong = load(write(tmp_path, KARMADA_SCENARIO.replace("priority: 1000", "priority: 5").replace("{{m1: 2}}", "{{m1: 1}}")))
     found = disagreements(wrong, predict(wrong))
-    assert any(f.startswith("steps[0].expect.bindings.app-a.priority: file says 5, model predicts 1000") for f in found)
-    assert any(f.startswith("steps[0].expect.bindings.app-a.clusters:") for f in found)
+    assert any(str(f).startswith("steps[0].expect.bindings.app-a.priority: file says 5, model predicts 1000")
+               for f in found)
+    assert any(str(f).startswith("steps[0].expect.bindings.app-a.clusters:") for f in found)
 
 
 def test_load_sources_defaults_to_the_catalogue():

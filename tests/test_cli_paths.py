@@ -88,7 +88,7 @@ def test_karmada_disagreements_with_the_model_use_the_same_notation(tmp_path):
     f.write_text(KARMADA_SCENARIO.format(id="x").replace("priority: 1000,", "priority: 5,"))
     s = bindings.load(f)
     found = bindings.disagreements(s, predict(s))
-    assert [d.split(":")[0] for d in found] == ["steps[0].expect.bindings.app-a.priority"]
+    assert [d.where for d in found] == ["steps[0].expect.bindings.app-a.priority"]
 
 
 def test_validate_prints_the_same_place(tmp_path, capsys):

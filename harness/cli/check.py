@@ -74,8 +74,7 @@ def check_bindings(path: Path, scenario) -> Checked:
         predicted = predict(scenario)
     except Undetermined as e:
         raise KitError(f"{path}: the binding model cannot predict one outcome: {e}") from None
-    # Each disagreement is "<path>: <what>", the path in the notation of every error.
-    unmet = tuple(Unmet(path, *d.split(": ", 1)) for d in disagreements(scenario, predicted))
+    unmet = tuple(Unmet(path, d.where, d.what) for d in disagreements(scenario, predicted))
     return Checked(sum(st.expect is not None for st in scenario.steps), unmet, False)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from harness import SCENARIOS
 
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal, Union
@@ -282,7 +283,20 @@ def load_sources(paths: list[Path] | None) -> list[KarmadaScenario]:
     return common.load_sources(paths or [CATALOGUE], load)
 
 
-def disagreements(scenario: KarmadaScenario, predicted: list[StepExpectation]) -> list[str]:
+@dataclass(frozen=True)
+class Disagreement:
+    """One expect field the model does not predict: its step, its place in the file, and what
+    each side says. Readers take the fields, never the printed line apart."""
+
+    step: int
+    where: str  # steps[0].expect.bindings.app-a.priority
+    what: str  # file says 5, model predicts 1000 (...)
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}"
+
+
+def disagreements(scenario: KarmadaScenario, predicted: list[StepExpectation]) -> list[Disagreement]:
     """Where the file's own expect blocks say something the model does not predict.
 
     A stated field must equal the prediction: the same state and priority, the
@@ -298,21 +312,23 @@ def disagreements(scenario: KarmadaScenario, predicted: list[StepExpectation]) -
             model = e.bindings.get(app)
             where = field_path("steps", i, "expect", "bindings", app)
             if model is None:
-                out.append(f"{where}: the model has no binding for {app}")
+                out.append(Disagreement(i, where, f"the model has no binding for {app}"))
                 continue
             if stated.state != model.state:
-                out.append(f"{where}.state: file says {stated.state}, model predicts {model.state} ({model.reason})")
+                out.append(Disagreement(i, f"{where}.state",
+                                        f"file says {stated.state}, model predicts {model.state} ({model.reason})"))
             p = stated.stated_priority()
             if p is not UNSET and p != model.priority:
-                out.append(f"{where}.priority: file says {p}, model predicts {model.priority} ({model.reason})")
+                out.append(Disagreement(i, f"{where}.priority",
+                                        f"file says {p}, model predicts {model.priority} ({model.reason})"))
             c = stated.stated_clusters()
             if c is not None and c != model.clusters:
-                out.append(f"{where}.clusters: file allows {_show(c)}, model allows {_show(model.clusters)} "
-                           f"({model.reason})")
+                out.append(Disagreement(i, f"{where}.clusters", f"file allows {_show(c)}, model allows "
+                                                               f"{_show(model.clusters)} ({model.reason})"))
         if st.expect.order:
             if e.orders != frozenset({tuple(st.expect.order)}):
-                out.append(f"steps[{i}].expect.order: file says {st.expect.order}, model allows "
-                           f"{sorted(list(o) for o in e.orders or ())}")
+                out.append(Disagreement(i, f"steps[{i}].expect.order", f"file says {st.expect.order}, model allows "
+                                                                      f"{sorted(list(o) for o in e.orders or ())}"))
     return out
 
 

@@ -49,7 +49,7 @@ def narrate(s: KarmadaScenario) -> tuple[StepAccount, ...]:
                 lines.append(f"{app}: {b.state}, priority {priority}, clusters {clusters}{why}")
             if st.expect.order:
                 lines.append(f"order: the model allows {sorted(list(o) for o in e.orders or ())}")
-            mine = tuple(m for m in misses if m.startswith(f"steps[{i}]."))
+            mine = tuple(str(m) for m in misses if m.step == i)
         out.append(StepAccount(i, st.action or "expect", step_argument(st) if st.action else "", tuple(lines), mine))
     return tuple(out)
 
