@@ -29,6 +29,7 @@ from pathlib import Path
 
 from harness.errors import KitError
 from harness.run import summary
+from harness.run.junit import is_junit
 from harness.run.summary import Machine, Target
 
 BEGIN = "<!-- figures:begin -->"
@@ -97,13 +98,6 @@ def junit_files(folder: Path, named: str = "") -> list[Path]:
         mine = [p for p in (Path(named), folder / Path(named).name) if p.is_file() and is_junit(p)]
         return mine[:1]
     return [p for p in sorted(folder.glob("*.xml")) if is_junit(p)]
-
-
-def is_junit(path: Path) -> bool:
-    try:
-        return ET.parse(path).getroot().tag in ("testsuites", "testsuite")
-    except (ET.ParseError, OSError):
-        return False
 
 
 def junit_figures(paths: list[Path]) -> tuple[dict[str, int], float, str]:

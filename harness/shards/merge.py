@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import KitError
+from harness.run.junit import is_junit
 
 RUNS = "runs.json"  # harness/cli/mutants.py
 MATRIX_DATA = "release-matrix.json"  # conformance/plugin/reporting.py
@@ -59,13 +59,6 @@ def _json(path: Path, key: str | None = None) -> dict:
     return data
 
 
-def _is_junit(path: Path) -> bool:
-    try:
-        return ET.parse(path).getroot().tag in ("testsuites", "testsuite")
-    except ET.ParseError:
-        return False
-
-
 def find(dirs: list[Path], skip: Path | None = None) -> Found:
     """Every result under ``dirs``, but none under ``skip`` (an earlier merge's output)."""
     found = Found()
@@ -100,7 +93,7 @@ def find(dirs: list[Path], skip: Path | None = None) -> Found:
             found.matrices.append((p, _json(p)))
         elif p.name in DURATIONS:
             found.durations.append(p)
-        elif p.suffix == ".xml" and not inside_kill(p) and _is_junit(p):
+        elif p.suffix == ".xml" and not inside_kill(p) and is_junit(p):
             found.junit.append(p)
     return found
 

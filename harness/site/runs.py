@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from harness.errors import KitError
+from harness.run.junit import is_junit
 from harness.run.verdict import VERDICT, Verdict as Verdict_
 
 NAME = re.compile(r"^(?P<test>\w+)\[(?P<params>.+)\]$")
@@ -99,13 +100,6 @@ def read_file(path: Path, ids: Iterable[str]) -> list[Verdict]:
                 bad is not None, skip is not None, xfail)
             out.append(Verdict(found[0], found[1], outcome, "" if outcome == "pass" else _first_line(message), source))
     return out
-
-
-def is_junit(path: Path) -> bool:
-    try:
-        return ET.parse(path).getroot().tag in ("testsuites", "testsuite")
-    except (ET.ParseError, OSError):
-        return False
 
 
 def read_runs(folder: Path, ids: Iterable[str]) -> dict[str, list[Verdict]]:
