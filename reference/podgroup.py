@@ -23,9 +23,11 @@ from .preemption import filter_nodes, fit_error, split_by_pdb
 from .release import (GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_PLACEMENT_FIXED,
                       GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
 
+# Pod groups exist from this release on (alpha; beta in 1.37): before it every pod is scheduled alone.
+SINCE = "1.36"
 # The scheduler's gates that build the pod-group cycle and its preemption: 1.36 needs all three,
 # 1.37 folded the last two into GenericWorkload (docs/research/feature-gates.md section 3).
-GATES = {"1.36": ("GenericWorkload", "GangScheduling", "WorkloadAwarePreemption")}
+GATES = {SINCE: ("GenericWorkload", "GangScheduling", "WorkloadAwarePreemption")}
 LATER_GATES = ("GenericWorkload",)
 
 MISMATCH = "all pods in a single pod group should have the same priority as the pod group's priority"
@@ -39,7 +41,7 @@ def enabled(release: str, gates: Gates) -> bool:
     """Whether the scheduler runs pod groups as groups: the release has them and the cluster was
     started with their gates on (the API server drops spec.schedulingGroup otherwise, and the
     pods are plain pods)."""
-    if minor(release) < (1, 36):
+    if minor(release) < minor(SINCE):
         return False
     needed = GATES.get(release, LATER_GATES)
     on: dict[str, bool] = {}
@@ -244,5 +246,5 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
                                  f"{len(room.nodes)} pod(s)",))
 
 
-__all__ = ["GATES", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "members_in_order", "place",
+__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "members_in_order", "place",
            "preempt", "succeeds", "victim_units"]

@@ -86,3 +86,14 @@ def test_gates_a_release_folded_into_generic_workload_are_left_out_there():
     assert gang.at("1.37").names() == {"GenericWorkload"}
     # Asked for the folded behaviour without what took it over: kept, so the run says it is unmet.
     assert gates.parse("GangScheduling=true").at("1.37").names() == {"GangScheduling"}
+
+
+def test_the_gates_folded_after_the_first_pod_group_release_are_the_ones_the_model_stops_needing():
+    from reference import podgroup
+    from reference.release import RELEASES, minor
+
+    assert podgroup.SINCE in RELEASES
+    dropped = set(podgroup.GATES[podgroup.SINCE]) - set(podgroup.LATER_GATES)
+    for release in (r for r in RELEASES if minor(r) > minor(podgroup.SINCE)):
+        folded = gates.FOLDED[release]
+        assert set(folded) == dropped and set(folded.values()) <= set(podgroup.LATER_GATES), release

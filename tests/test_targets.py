@@ -1,4 +1,5 @@
-"""One source for the builds and the default release: the model, the toolchain and the CLI agree."""
+"""One source for the builds, the releases and the default release: the model, the toolchain and
+the CLI agree."""
 
 import shutil
 
@@ -35,6 +36,36 @@ def test_builds_parse_from_a_comma_list_and_refuse_unknown_ones():
         targets.parse_builds("plugins,mine")
     with pytest.raises(KitError):
         targets.parse_builds(" , ")
+    with pytest.raises(targets.UnknownBuild) as e:
+        targets.parse_builds("plugins,mine,yours", "--targets")
+    assert (e.value.option, e.value.unknown) == ("--targets", ["mine", "yours"])
+
+
+def test_the_models_releases_are_the_releases_the_kit_builds():
+    """The model (reference/, which reads nothing of the harness) lists the releases it predicts; the
+    wrapper modules under harness/gomod/<release>/ are the releases the kit can run. A release added
+    to one and not the other would be predicted and never run, or run with no prediction."""
+    assert list(RELEASES) == pins.releases()
+    assert targets.RELEASES == RELEASES
+    for release in RELEASES:
+        assert all(pins.has_module(release, m) for m in targets.CONTROL_PLANE if m not in pins.SHARED), release
+
+
+def test_each_build_runs_the_kube_scheduler_of_one_wrapper_module():
+    from harness.build import toolchain
+
+    assert set(targets.SCHEDULER_MODULES) == set(targets.BUILDS)
+    assert {b: targets.scheduler_package(b) for b in targets.BUILDS} == {
+        "plugins": "sigs.k8s.io/scheduler-plugins/cmd/scheduler", "upstream": "k8s.io/kubernetes/cmd/kube-scheduler"}
+    assert targets.modules("plugins") == ("etcd", "kwok", "kubernetes", "scheduler-plugins")
+    assert targets.modules("upstream") == targets.modules("plugins", own_binary=True) == targets.CONTROL_PLANE
+    bins = {toolchain.scheduler_key(m): m for m in ("kubernetes", "scheduler-plugins")}
+    assert targets.scheduler_binary("plugins", bins) == "scheduler-plugins"
+    assert targets.scheduler_binary("upstream", bins) == "kubernetes"
+    # Upstream builds wherever the kit builds Kubernetes; the plugins build where a scheduler-plugins release does.
+    assert targets.releases_of("upstream") == pins.releases()
+    assert targets.releases_of("plugins") == [r for r in pins.releases() if pins.has_plugins(r)]
+    assert targets.not_built("plugins", "1.38") == "no scheduler-plugins release builds on Kubernetes 1.38"
 
 
 def test_the_toolchain_runs_the_release_the_model_predicts():
@@ -57,3 +88,6 @@ def test_the_mutants_keep_their_own_release():
     # The release whose sources the mutants' texts quote; it moves with them, not with the default.
     assert mutants.MUTANTS_RELEASE in pins.releases()
     assert all(wrapper.startswith(mutants.MUTANTS_RELEASE + "/") for wrapper, _ in mutants.SCHEDULER.values())
+    # Until the mutants read their map from harness.targets, their copy must say the same.
+    assert mutants.SCHEDULER == {b: (pins.wrapper(targets.SCHEDULER_MODULES[b], mutants.MUTANTS_RELEASE),
+                                     targets.scheduler_package(b)) for b in targets.BUILDS}

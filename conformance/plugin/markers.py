@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from reference import podgroup
+
 MARKERS = [
     "cluster: needs a running cluster (the conformance suite)",
     "smoke: the minimal end-to-end check of a scheduler build",
@@ -17,7 +19,7 @@ MARKERS = [
     "toleration: the PreemptionToleration policy",
     "filter: which nodes are preemption candidates",
     "eviction: the kubelet's node-pressure eviction ranking, and preemption ignoring QoS",
-    "podgroup: pod groups: gang scheduling and workload-aware preemption (1.36+, feature gates)",
+    f"podgroup: pod groups: gang scheduling and workload-aware preemption ({podgroup.SINCE}+, feature gates)",
     "needs_kubelet: node pressure: runs only on real kubelets (--cluster kind), skipped elsewhere",
     "karmada: Karmada binding priority (--system karmada)",
     "real_kubelets: a scenario again on a kind cluster's real kubelets (--cluster kind)",

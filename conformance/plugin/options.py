@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import KitError
-from harness.targets import BUILDS, DEFAULT_BUILD
+from harness.targets import (BUILDS, DEFAULT_BUILD, SCHEDULER_MODULES, UnknownBuild, builds_on, not_built,
+                             parse_builds, releases_of, split_target)
 from conformance.plugin.state import RUN, RunOptions, RunState
 
 
@@ -127,10 +128,11 @@ def plan(opts: RunOptions) -> tuple[list[str], list[tuple[str, str]]]:
     (the run's header and summary list it): never dropped in silence. Without --scheduler, the
     builds are every build on each release; an explicit build that runs nowhere asked is an error."""
     given = opts.scheduler is not None
-    builds = [b.strip() for b in (opts.scheduler or "").split(",") if b.strip()] if given else [DEFAULT_BUILD]
-    bad = [b for b in builds if b not in BUILDS]
-    if bad or not builds:
-        raise pytest.UsageError(f"--scheduler: unknown build {bad}: choose from {', '.join(BUILDS)}")
+    try:
+        builds = parse_builds(opts.scheduler) if given else [DEFAULT_BUILD]
+    except UnknownBuild as e:
+        # The suite's usage line has always listed the unknown builds; scripts around it may match it.
+        raise pytest.UsageError(f"{e.option}: unknown build {e.unknown}: choose from {', '.join(BUILDS)}") from None
     if opts.kubeconfig and len(builds) > 1:
         raise pytest.UsageError("--kubeconfig runs one existing cluster: give a single --scheduler")
     wanted = opts.k8s_version
@@ -153,13 +155,14 @@ def plan(opts: RunOptions) -> tuple[list[str], list[tuple[str, str]]]:
     found, not_run = [], []
     for r in chosen:
         for b in builds:
-            if b != "plugins" or own_binary or pins.has_plugins(r):
+            if own_binary or builds_on(b, r):
                 found.append(f"{b}@{r}")
             else:
-                not_run.append((f"{b}@{r}", f"no scheduler-plugins release builds on Kubernetes {r}"))
+                not_run.append((f"{b}@{r}", not_built(b, r)))
     if not found:
-        raise pytest.UsageError(f"--k8s-version {wanted}: no scheduler-plugins release builds on it; "
-                                f"the plugins build runs on {', '.join(r for r in known if pins.has_plugins(r))}")
+        b = split_target(not_run[0][0])[0]
+        raise pytest.UsageError(f"--k8s-version {wanted}: no {SCHEDULER_MODULES[b]} release builds on it; "
+                                f"the {b} build runs on {', '.join(releases_of(b))}")
     return found, not_run
 
 

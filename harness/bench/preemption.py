@@ -28,7 +28,7 @@ from harness.host import console, lifecycle
 from harness.host.console import log
 from harness.kube import Kube
 from harness.run.pods.history import PodHistory
-from harness.targets import BUILDS, parse_builds, slug, split_target
+from harness.targets import BUILDS, builds_on, not_built, parse_builds, releases_of, slug, split_target
 
 DEFAULT_NODES = "100,1000,5000"
 DEFAULT_PREEMPTORS = 50
@@ -97,9 +97,9 @@ def targets(args: argparse.Namespace) -> list[str]:
         build, release = split_target(t)
         if release not in known:
             raise KitError(f"no Kubernetes release {release} in the kit: choose from {', '.join(known)}")
-        if build == "plugins" and not pins.has_plugins(release):
-            raise KitError(f"{t}: no scheduler-plugins release builds on Kubernetes {release}; the plugins build "
-                           f"runs on {', '.join(r for r in known if pins.has_plugins(r))}")
+        if not builds_on(build, release):
+            raise KitError(f"{t}: {not_built(build, release)}; the {build} build "
+                           f"runs on {', '.join(releases_of(build))}")
     if not out:
         raise KitError("no target to run")
     return list(dict.fromkeys(out))

@@ -290,8 +290,9 @@ def components(release: str | None, kubeadm: Path, bins: dict[str, Path], pause:
     sandbox = _sandbox_image(kind_dir)
     if sandbox not in {c.ref for c in out}:
         out.append(Component(sandbox, pause, '["/pause"]'))
-    if "scheduler-plugins/kube-scheduler" in bins:
-        out.append(Component(plugins_image(release), bins["scheduler-plugins/kube-scheduler"]))
+    plugins = bins.get(toolchain.scheduler_key("scheduler-plugins"))
+    if plugins is not None:
+        out.append(Component(plugins_image(release), plugins))
     return out
 
 

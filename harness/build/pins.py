@@ -28,9 +28,14 @@ def releases() -> list[str]:
     return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".")))
 
 
+def has_module(release: str, component: str) -> bool:
+    """Whether this Kubernetes release has a wrapper module for ``component``."""
+    return (GOMOD_DIR / release / component / "go.mod").is_file()
+
+
 def has_plugins(release: str) -> bool:
     """Whether a scheduler-plugins release builds on this Kubernetes release."""
-    return (GOMOD_DIR / release / "scheduler-plugins" / "go.mod").is_file()
+    return has_module(release, "scheduler-plugins")
 
 
 def default_release() -> str:
@@ -93,5 +98,5 @@ def karmada_version() -> str:
 
 
 
-__all__ = ["GOMOD_DIR", "default_release", "has_plugins", "karmada_version", "module_versions", "prerelease",
-           "releases", "versions", "wrapper"]
+__all__ = ["GOMOD_DIR", "default_release", "has_module", "has_plugins", "karmada_version", "module_versions",
+           "prerelease", "releases", "versions", "wrapper"]

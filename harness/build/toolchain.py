@@ -343,6 +343,11 @@ def _progress(log_path: Path) -> str:
     return f"{downloads} modules downloaded, {packages} packages compiled"
 
 
+def scheduler_key(component: str) -> str:
+    """Where ``ensure_all`` files the kube-scheduler a component builds: two components build one."""
+    return f"{component}/kube-scheduler"
+
+
 def ensure_all(components: tuple[str, ...] | None = None, release: str | None = None) -> dict[str, Path]:
     """Every binary a local cluster of ``release`` may need (or just ``components``'), built once and cached."""
     release = release or pins.default_release()
@@ -357,7 +362,5 @@ def ensure_all(components: tuple[str, ...] | None = None, release: str | None = 
     out: dict[str, Path] = {}
     for name_ in components:
         for name, path in ensure_module(pins.wrapper(name_, release), go, go_version).items():
-            # Two components build a kube-scheduler; keep them apart by component.
-            key = f"{name_}/{name}" if name == "kube-scheduler" else name
-            out[key] = path
+            out[scheduler_key(name_) if name == "kube-scheduler" else name] = path
     return out

@@ -30,6 +30,7 @@ from reference.objects import (
     Toleration,
 )
 
+from reference import podgroup
 from reference.admission import SYSTEM_CLASSES
 from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_range
 
@@ -41,10 +42,9 @@ from harness.targets import BUILDS
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
 AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter", "eviction", "podgroup")
-# A scenario with pod groups names these gates as 1.36 does; 1.37 folded the last two into the
-# first (harness.gates.FOLDED), and a release without them reports the scenario as not run.
-GROUP_GATES = ("GenericWorkload", "GangScheduling", "WorkloadAwarePreemption")
-GROUPS_SINCE = "1.36"
+# A scenario with pod groups names the gates as their first release does; 1.37 folded the last
+# two into the first (harness.gates.FOLDED), and a release without them reports the scenario as not run.
+GROUP_GATES = podgroup.GATES[podgroup.SINCE]
 
 TOPOLOGY = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
 
@@ -222,10 +222,10 @@ class Scenario(Strict):
         return v
 
     def releases_of(self, build: str) -> str:
-        """The range of releases this scenario specifies for ``build`` ("" for all). Pod groups
-        preempt from 1.36 (WorkloadAwarePreemption): a scenario with them specifies no earlier one."""
+        """The range of releases this scenario specifies for ``build`` ("" for all). A scenario
+        with pod groups specifies no release before pod groups exist (reference.podgroup.SINCE)."""
         given = self.releases.get(build, "") if isinstance(self.releases, dict) else self.releases
-        return given or (f">={GROUPS_SINCE}" if self.podGroups else "")
+        return given or (f">={podgroup.SINCE}" if self.podGroups else "")
 
     @model_validator(mode="after")
     def names_resolve(self) -> Scenario:
