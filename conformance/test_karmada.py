@@ -13,37 +13,17 @@ import time
 
 import pytest
 
-from harness.errors import KitError
-from harness.run import artifacts
+from conformance.plugin.verdicts import judge_bindings
 
 pytestmark = pytest.mark.karmada
 
 
-def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run, request: pytest.FixtureRequest):
+def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run):
     from harness.run.bindings.scenario_run import BindingRun
 
     started = time.monotonic()
-    marks = karmada_plane.log_marks()
-    run = BindingRun(karmada_plane, binding_scenario, run_id)
-    def keep(report: list[str]):
-        return artifacts.keep_bindings(request.config.getoption("--artifacts"), binding_scenario.id, report,
-                                       run.history_lines, karmada_plane.logs_since(marks))
-
     try:
-        verdicts = run.run()
-    except KitError as e:
-        keep([str(e)])
-        pytest.fail(f"{binding_scenario.id}: the kit could not run it: {e}", pytrace=False)
+        result = BindingRun(karmada_plane, binding_scenario, run_id, kit_run.options.artifacts).run()
     finally:
         kit_run.karmada_seconds += time.monotonic() - started
-    failed = [v for v in verdicts if v.differences]
-    if failed:
-        lines = [f"{binding_scenario.id}: Karmada did not do what the model predicts"]
-        for v in failed:
-            step = binding_scenario.steps[v.index]
-            lines.append(f"  step {v.index} ({step.action or 'expect'}):")
-            lines += [f"    - {d}" for d in v.differences]
-        where = keep(lines)
-        lines.append(f"  the binding history and this report: {where}")
-        pytest.fail("\n".join(lines), pytrace=False)
-
+    judge_bindings(result)

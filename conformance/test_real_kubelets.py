@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.plugin.verdicts import judge
-from harness.run.batch import Batch
+from harness.run.pods.batch import Batch
 
 pytestmark = [pytest.mark.real_kubelets]
 

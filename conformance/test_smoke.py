@@ -17,7 +17,7 @@ from kubernetes import client
 from harness.run.pods.history import PodHistory
 from harness.kube import SLOT, Kube, condition, disrupted_by_preemption
 from harness.host.wait import NotYet, wait_for
-from harness.run.faults import preempted_again
+from harness.run.pods.faults import preempted_again
 from harness.targets import slug, split_target
 
 pytestmark = [pytest.mark.cluster, pytest.mark.smoke]

@@ -267,7 +267,7 @@ def tally(report: ET.Element, run: Run) -> Run:
     (conformance.plugin.verdicts.record): a FAIL resting on a difference is a kill; one a named
     scheduler fault or a kit error failed is not, whatever differences it shows beside them. A
     failing test with no recorded verdict (the smoke test) is a kill."""
-    from harness.run.verdict import CAUSE, VERDICT, Cause, Verdict
+    from harness.run.pods.verdict import CAUSE, VERDICT, Cause, Verdict
 
     stopped = 0
     for tc in report.iter("testcase"):

@@ -146,7 +146,7 @@ def test_shrinking_keeps_the_smallest_tree_that_still_diverges():
 
 def test_kind_of_a_result():
     from harness.explore import campaign as explore
-    from harness.run.faults import Fault
+    from harness.run.pods.faults import Fault
     from harness.run.pods.result import Result, StepRecord
 
     s = Scenario.model_validate(generate(1, 1)[0])

@@ -199,7 +199,7 @@ def _event(victim, preemptor_uid, node, at, preemptor="p"):
 
 
 def test_victims_of_one_preemptor_on_two_nodes_are_named_as_a_scheduler_fault():
-    from harness.run.faults import preempted_again as fault
+    from harness.run.pods.faults import preempted_again as fault
 
     two = [_event("guarded-1", "u1", "n1", (6, 967)), _event("plain", "u1", "n2", (6, 996))]
     [f] = fault(two)
@@ -356,7 +356,7 @@ def test_a_preemptor_that_lost_its_nomination_may_preempt_on_another_node():
     the spec (queue-cleared-nomination-retried-at-once), not the race."""
     from kubernetes import client
 
-    from harness.run.faults import preempted_again as fault
+    from harness.run.pods.faults import preempted_again as fault
     from harness.run.pods.check import displaced
     from harness.run.pods.history import PodLog
 

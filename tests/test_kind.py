@@ -13,7 +13,7 @@ from harness.build import node_image
 from harness.clusters.config import scheduler_config
 from harness.errors import KitError
 from harness.targets import BUILDS
-from harness.run.placement import on_real_kubelets
+from harness.run.pods.placement import on_real_kubelets
 from harness.formats.pods import load_sources
 
 

@@ -60,6 +60,22 @@ def test_harness_imports_point_one_way():
     assert wrong == []
 
 
+def test_the_shared_run_seams_know_no_scenario_kind_and_the_kinds_not_each_other():
+    """harness/run/ at top level is what every kind of scenario shares (the run interface, record,
+    settle, artifacts); what only pods or only Karmada bindings need lives in run/pods or run/bindings."""
+    kinds = ("harness.run.pods", "harness.run.bindings")
+    wrong = []
+    for path in _files("harness/run"):
+        here = _module(path)
+        mine = next((k for k in kinds if here == k or here.startswith(k + ".")), None)
+        for module, names, line in _imports(path):
+            for target in [module] + [f"{module}.{n}" for n in names]:
+                other = next((k for k in kinds if target == k or target.startswith(k + ".")), None)
+                if other is not None and other != mine:
+                    wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert wrong == []
+
+
 def test_the_model_imports_nothing_of_the_harness():
     found = [f"{p.relative_to(ROOT)}:{ln} {m}" for p in _files("reference") for m, _, ln in _imports(p)
              if not m.startswith("reference")]

@@ -123,10 +123,10 @@ def test_a_kit_error_is_no_kill():
 def test_a_results_verdict_record_says_what_a_fail_rests_on():
     from harness import SCENARIOS
     from harness.formats.pods import load
-    from harness.run.faults import Fault
+    from harness.run.pods.faults import Fault
     from harness.run.pods.expectation import Mismatch
     from harness.run.pods.result import Result, StepRecord
-    from harness.run.verdict import record
+    from harness.run.pods.verdict import record
 
     s = load(SCENARIOS / "preempt-basic.yaml")
     differs = Result(s, "plugins", [StepRecord(0, "createPod", {}, {}, [Mismatch("p", "phase", "running", "pending")],
@@ -143,7 +143,7 @@ def test_a_results_verdict_record_says_what_a_fail_rests_on():
 def test_a_report_says_when_only_a_named_fault_failed_it():
     from harness import SCENARIOS
     from harness.formats.pods import load
-    from harness.run.faults import Fault
+    from harness.run.pods.faults import Fault
     from harness.run.pods.expectation import Mismatch
     from harness.run.pods.result import FAULT_ONLY, Result, StepRecord
 

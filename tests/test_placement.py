@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from harness.run.placement import why_alone
+from harness.run.pods.placement import why_alone
 from harness.formats.pods import load
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"

@@ -90,7 +90,7 @@ def test_a_scenario_whose_needs_cannot_be_met_is_skipped_saying_why_never_passed
 
 
 def test_a_difference_a_known_outcome_changing_fault_explains_is_an_xfail_naming_it(pytester_free=None):
-    from harness.run.verdict import Verdict, verdict
+    from harness.run.pods.verdict import Verdict, verdict
 
     s = scenario()
     assert verdict(result(s, ok=False, known_faults=["two nodes"], explained=True), "plugins", "1.35") is Verdict.FAULT

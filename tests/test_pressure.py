@@ -140,9 +140,9 @@ def test_a_batch_on_kwok_nodes_reports_node_pressure_as_not_run_and_runs_the_res
     every other scenario of the batch (seen in a kill matrix: mutants 'survived' a stopped batch)."""
     from types import SimpleNamespace
 
-    from harness.run import batch as batch_module
+    from harness.run.pods import batch as batch_module
     from harness.run.pods.nodes import KwokNodes, RealNodes
-    from harness.run.verdict import Verdict, verdict
+    from harness.run.pods.verdict import Verdict, verdict
 
     pressure_scenario = scenario(tmp_path, "needs-kubelet")
     plain = load_plain(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.run import timeline
+from harness.run.pods import timeline
 from harness.site import model
 from harness.site.report import REPORT, SITE, Row, verdicts, write
 from tests.test_site import Page

@@ -12,7 +12,7 @@ from harness import mutants as mutate
 from harness.errors import KitError
 from harness.explore.campaign import Summary
 from harness.explore.generate import generate
-from harness.run.verdict import matrix_lines
+from harness.run.pods.verdict import matrix_lines
 from harness.shards import split
 from harness.shards.merge import merge
 

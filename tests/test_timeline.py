@@ -1,4 +1,4 @@
-"""A scenario run's timeline picture (harness.run.timeline), from a synthetic history: the states
+"""A scenario run's timeline picture (harness.run.pods.timeline), from a synthetic history: the states
 read off each pod version, the spans they make, a PNG with the model's prediction beside them,
 and a drawing error that becomes a text file rather than a changed verdict."""
 
@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 from kubernetes import client
 
-from harness.run import timeline
+from harness.run.pods import timeline
 from harness.run.pods.expectation import Mismatch
 from harness.run.pods.history import PodLog, Version
 from harness.run.pods.result import StepRecord

@@ -1,7 +1,8 @@
 """The conformance suite's pytest plugin, one module per concern.
 
 ``options`` the kit's options and their checks; ``markers`` the suite's markers; ``state`` the
-run's state in ``config.stash``; ``session`` the clusters and batches of a run; ``collection``
+run's state in ``config.stash``; ``clusters`` the run's one collection of clusters, of the kind
+its options choose; ``session`` when they and the batches of a run start and end; ``collection``
 parametrization and deselection; ``fixtures`` the cluster, nodes and batches tests ask for;
 ``verdicts`` a scenario's verdict as a pytest outcome; ``reporting`` durations, timings and the
 release matrix; ``sharding`` the shard of a split run (pytest-split) and its record; ``scratch``

@@ -35,7 +35,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("binding_scenario", _marked(state.binding_scenarios, lambda s: [pytest.mark.karmada]))
     if "real_scenario" in metafunc.fixturenames:
         from harness.clusters.kind import WORKERS
-        from harness.run.placement import on_real_kubelets
+        from harness.run.pods.placement import on_real_kubelets
 
         metafunc.parametrize("real_scenario", _marked([s for s in state.scenarios if on_real_kubelets(s, WORKERS)],
                                                       _areas))

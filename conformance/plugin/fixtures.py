@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 import pytest
 
+from harness.clusters.base import Cluster
 from harness.clusters.local import LocalCluster
 from harness.errors import KitError
 from harness.kube import Kube
 from harness.targets import split_target
-from conformance.plugin.session import kind_session, selected
+from conformance.plugin.session import selected
 from conformance.plugin.state import RunState, run_state
 
 
 @dataclass(frozen=True)
 class ClusterUnderTest:
-    """A ready cluster for one target: its API, and the local cluster when the kit started one."""
+    """A ready cluster for one target: its API, and the cluster itself, of whatever kind."""
 
     kube: Kube
-    local: LocalCluster | None = None
+    cluster: Cluster | None = None
+
+    @property
+    def local(self) -> LocalCluster | None:
+        """The local cluster, when the kit started one: its gates and scheduler log are the batch's."""
+        return self.cluster if isinstance(self.cluster, LocalCluster) else None
 
 
 @pytest.fixture
@@ -39,39 +47,30 @@ def run_id(kit_run: RunState) -> str:
     return kit_run.run_id
 
 
+@contextmanager
+def held(state: RunState, target: str) -> Iterator[Cluster]:
+    """``target``'s cluster from the run's collection, up, until the fixture that asked is done."""
+    clusters = state.clusters
+    assert clusters is not None, "the run's clusters are made when its tests are collected"
+    try:
+        c = clusters.get(target)
+    except KitError as e:
+        pytest.fail(f"{clusters.what} not available: {e}", pytrace=False)
+    try:
+        yield c
+    finally:
+        clusters.release(target)
+
+
 @pytest.fixture(scope="session")
 def cluster(kit_run: RunState, build: str):
-    """A ready cluster for one scheduler build; torn down at the end, whatever happens."""
-    opts = kit_run.options
-    if opts.kubeconfig is not None:
-        kube = Kube(opts.kubeconfig)
+    """A ready cluster for one scheduler build; ended at the end, whatever happens."""
+    with held(kit_run, build) as c:
+        kube = Kube(c.kubeconfig)
         try:
-            kube.check_reachable()
-        except KitError as e:
-            pytest.fail(f"cluster not available: {e}", pytrace=False)
-        yield ClusterUnderTest(kube)
-        kube.close()
-        return
-    if opts.kind:
-        problem = None
-        try:
-            with kind_session(kit_run, build) as run:
-                yield ClusterUnderTest(run.kube)
-        except KitError as e:
-            problem = str(e)
-        if problem:
-            pytest.fail(f"kind cluster not available: {problem}", pytrace=False)
-        return
-    # The local clusters are the run's, started at collection and stopped at session end.
-    try:
-        local = kit_run.local_clusters.get(build)
-    except KitError as e:
-        pytest.fail(f"cluster not available: {e}", pytrace=False)
-    kube = Kube(local.kubeconfig)
-    try:
-        yield ClusterUnderTest(kube, local)
-    finally:
-        kube.close()
+            yield ClusterUnderTest(kube, c)
+        finally:
+            kube.close()
 
 
 @pytest.fixture(scope="session")
@@ -93,14 +92,14 @@ def node_source(kube: Kube):
 
 
 @pytest.fixture(scope="session")
-def real_nodes(kit_run: RunState, build: str, kube: Kube):
+def real_nodes(cluster: ClusterUnderTest):
     """(kind) the cluster's workers, with real kubelets, lent to one scenario at a time."""
+    from harness.clusters.kind import KindCluster
     from harness.run.pods.nodes import RealNodes
 
-    run = kit_run.kind_runs.get(build)
-    if run is None:
+    if not isinstance(cluster.cluster, KindCluster):
         pytest.fail("real kubelets are only on --cluster kind", pytrace=False)
-    return RealNodes(run.workers)
+    return RealNodes(cluster.cluster.workers)
 
 
 def _asked(request: pytest.FixtureRequest, state: RunState, param: str, build: str) -> list:
@@ -112,14 +111,14 @@ def _asked(request: pytest.FixtureRequest, state: RunState, param: str, build: s
 @pytest.fixture(scope="session")
 def batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, run_id: str):
     """The target's scenarios, run side by side; on the kit's local clusters, started at collection."""
-    from harness.run.batch import Batch
+    from harness.run.pods.batch import Batch
 
     state, opts = kit_run, kit_run.options
-    clusters = state.local_clusters
-    if clusters is not None and build in clusters.batches:
+    early = state.batches
+    if early is not None and build in early.batches:
         # Started at collection, on the run's own clusters; here we only wait for it.
         try:
-            b = clusters.batches[build].result()
+            b = early.batches[build].result()
         except KitError as e:
             pytest.fail(f"cluster not available: {e}", pytrace=False)
     else:
@@ -141,7 +140,7 @@ def batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, run_id:
 @pytest.fixture(scope="session")
 def real_batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, run_id: str, real_nodes):
     """(kind) the real-kubelet scenarios of the target, one at a time on the lent workers."""
-    from harness.run.batch import Batch
+    from harness.run.pods.batch import Batch
 
     state, opts = kit_run, kit_run.options
     c: ClusterUnderTest = request.getfixturevalue("cluster")
@@ -158,27 +157,5 @@ def real_batch(request: pytest.FixtureRequest, kit_run: RunState, build: str, ru
 @pytest.fixture(scope="session")
 def karmada_plane(kit_run: RunState):
     """The run's one Karmada control plane (its API server and members: the kit's local clusters)."""
-    from harness.clusters.karmada import KarmadaOptions, KarmadaPlane
-
-    state, opts = kit_run, kit_run.options
-    wanted = max((len(s.members) for s in state.binding_scenarios), default=1)
-    plane = KarmadaPlane(KarmadaOptions(
-        members=tuple(f"m{i + 1}" for i in range(wanted)),
-        release=opts.k8s_version or "",
-        scheduler_binary=opts.karmada_scheduler_binary,
-        scheduler_gates=state.karmada_gates,
-        scheduler_verbosity=opts.scheduler_verbosity,
-        failure_logs=opts.artifacts.resolve() / "cluster-logs"))
-    problem = None
-    try:
-        plane.up()
-    except KitError as e:
-        problem = str(e)
-    if problem:
-        pytest.fail(f"Karmada control plane not available: {problem}", pytrace=False)
-    state.karmada_timings = plane.timings  # the plane's own: it adds its teardown's, left out of the summary
-    try:
+    with held(kit_run, "karmada") as plane:
         yield plane
-    finally:
-        plane.down()
-

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.run import summary
-from harness.run.verdict import NOT_RUN, matrix_lines, verdict
+from harness.run.pods.verdict import NOT_RUN, matrix_lines, verdict
 from conformance.plugin.state import RUN
 
 SCENARIO_PARAMS = ("scenario", "real_scenario", "binding_scenario")  # the tests that run one scenario each
@@ -117,7 +117,7 @@ class ReportRows:
                                           report.duration if report.when == "call" else 0.0, picture))
 
 
-TIMELINE = "timeline.png"  # harness.run.timeline.FILE, without importing matplotlib's module for a name
+TIMELINE = "timeline.png"  # harness.run.pods.timeline.FILE, without importing matplotlib's module for a name
 
 
 @pytest.hookimpl(trylast=True)  # after options.pytest_configure has made the run's state
@@ -213,33 +213,32 @@ def targets_of(state) -> tuple[summary.Target, ...]:
     rows: dict[str, list] = {}
     for r in state.report_rows:
         rows.setdefault(re.sub(r" \(copy\d+\)$", "", r.target), []).append(r)
-    running = state.local_clusters.running if state.local_clusters is not None else {}
+    running = state.batches.running if state.batches is not None else {}
     out = []
     for name in [*(t for t in state.targets if t in rows or t in running), *sorted(set(rows) - set(state.targets))]:
         mine = rows.get(name, [])
         longest = max(mine, key=lambda r: r.seconds, default=None)
         batch = running.get(name)
-        local = getattr(batch, "local", None)
-        timings = getattr(local, "timings", None) or {}
-        kind = state.kind_runs.get(name)
+        # A target's own cluster, whatever its kind (real kubelets and Karmada rows are no target).
+        cluster = state.clusters.came_up.get(name) if state.clusters is not None and name in state.targets else None
+        timings = cluster.timings if cluster is not None else {}
         out.append(summary.Target(
             name, len(mine), longest.scenario if longest else "", round(longest.seconds, 2) if longest else 0.0,
             round(batch.wall, 2) if batch is not None else None,
             round(timings["build"], 3) if "build" in timings else None,
-            round(timings["up"], 2) if "up" in timings
-            else round(kind.timings["ready"], 2) if kind is not None and "ready" in kind.timings else None))
+            round(timings["up"], 2) if "up" in timings else None))
     return tuple(out)
 
 
 def run_summary(state, config: pytest.Config, stats: dict, exitstatus: int) -> summary.RunSummary:
     started, t0, build = config.stash.get(STARTED, (summary.now(), time.monotonic(), 0.0))
     commit, changed = summary.commit()
-    clusters = state.local_clusters
+    batches = state.batches
     return summary.RunSummary(
         run_id=state.run_id, started=started, finished=summary.now(), commit=commit, local_changes=changed,
         machine=summary.machine(), args=tuple(config.invocation_params.args), exit_status=int(exitstatus),
         counts=summary.counts(stats), wall_seconds=round(time.monotonic() - t0, 2), build_seconds=round(build, 2),
-        targets=targets_of(state), peak_memory_bytes=clusters.peak_rss() if clusters is not None else None,
+        targets=targets_of(state), peak_memory_bytes=batches.peak_rss() if batches is not None else None,
         karmada={k: round(v, 2) for k, v in state.karmada_timings.items()},
         junit=str(config.option.xmlpath or ""))
 
@@ -267,9 +266,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         parts = ", ".join(f"{k} {v:.1f} s" for k, v in state.karmada_timings.items() if k != "down")
         terminalreporter.write_line(f"[karmada] control plane: {parts}; scenarios one after another: "
                                     f"{state.karmada_seconds:.1f} s")
-    clusters = state.local_clusters
-    if clusters is not None and state.options.k8s_version and clusters.running:
-        batches = {t: clusters.running[t] for t in state.targets if t in clusters.running}
+    early = state.batches
+    if early is not None and state.options.k8s_version and early.running:
+        batches = {t: early.running[t] for t in state.targets if t in early.running}
         lines = release_matrix(batches)
         terminalreporter.write_sep("=", "scenario x release")
         for line in lines:
@@ -277,11 +276,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         # Every target of the run, in order, so that a merge of shards orders the columns as one run.
         written = write_matrix(lines, state.options.artifacts, {**matrix_data(batches), "order": state.targets})
         terminalreporter.write_line(f"(also in {written})")
-    if clusters is not None and state.longest:
-        wall = time.monotonic() - clusters.started
+    if early is not None and state.longest:
+        wall = time.monotonic() - early.started
         terminalreporter.write_line(
             f"[run] {wall:.1f} s from collection to the end, {wall / state.longest:.2f}x the longest scenario "
-            f"({state.longest:.1f} s); peak memory of the kit and its clusters {clusters.peak_rss() / 2**30:.1f} GiB")
+            f"({state.longest:.1f} s); peak memory of the kit and its clusters {early.peak_rss() / 2**30:.1f} GiB")
     if not state.options.collect_only:
         try:  # a record is never worth a run's result either
             written = run_summary(state, config, terminalreporter.stats, exitstatus).write(state.options.artifacts)

@@ -1,49 +1,42 @@
 """The run's clusters and batches: built before the first test, started at collection, gone at the end.
 
-On the local cluster (the default) every target's scenarios start in the background as soon
-as the tests are collected (``LocalClusters``), while other tests (faults, smoke) run; the
-scenario tests then only wait for their batch. On kind, one kind cluster per target for the
-session (``kind_session``).
+The run's clusters are one collection of whatever kind its options choose (``clusters``). On
+the local cluster (the default) every target's scenarios start in the background as soon as
+the tests are collected (``Batches``), while other tests (faults, smoke) run; the scenario
+tests then only wait for their batch.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
-from typing import Iterator
 
 import pytest
 
-from harness import gates
 from harness.host import lifecycle
-from harness.clusters.local import ClusterOptions, LocalCluster
 from harness.errors import KitError
 from harness.kube import Kube
-from harness.targets import slug, split_target
+from harness import targets
+from harness.targets import split_target
+from conformance.plugin.clusters import RunClusters, for_run
 from conformance.plugin.state import RUN, RunOptions, RunState, run_state
 
 BATCHES_AT_ONCE = 2  # targets (build@release) running their scenarios at the same time
 
 
-class LocalClusters:
-    """The run's local clusters: one per build, started together, each build's scenarios run in
-    the background from the moment tests are collected, while other tests (faults, smoke) run."""
+class Batches:
+    """Each target's scenarios on the run's own local clusters, in the background from the
+    moment tests are collected, while other tests (faults, smoke) run."""
 
-    def __init__(self, options: RunOptions, run_id: str):
-        self.opts, self.run_id = options, run_id
-        self.gates = options.gates
-        self._lock = threading.Lock()
-        self._clusters: dict[str, Future] = {}
+    def __init__(self, options: RunOptions, run_id: str, clusters: RunClusters):
+        self.opts, self.run_id, self.clusters = options, run_id, clusters
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clusters")
         self.batches: dict[str, Future] = {}  # by target: its Batch, once run
         self.running: dict = {}  # by target: its Batch from the moment it starts (for the matrix, -x)
         self._ending = threading.Event()
         self.started = time.monotonic()
         self._peak = 0
-        self._made: list[LocalCluster] = []  # every cluster of this run, for the memory figure
         self._done = threading.Event()
         self._drained = threading.Event()  # every batch has ended
         threading.Thread(target=self._watch_memory, name="memory", daemon=True).start()
@@ -53,52 +46,22 @@ class LocalClusters:
             self._peak = max(self._peak, self._rss())
 
     def _rss(self) -> int:
-        return lifecycle.rss_of_kit([c.workdir for c in list(self._made) if c.workdir is not None])
+        return lifecycle.rss_of_kit([c.workdir for c in list(self.clusters.made) if c.workdir is not None])
 
     def peak_rss(self) -> int:
         return max(self._peak, self._rss())
 
-    def options(self, target: str, suffix: str = "") -> ClusterOptions:
-        build, release = split_target(target)
-        return ClusterOptions(build=build, release=release or "", scheduler_binary=self.opts.scheduler_binary,
-                              scheduler_config=self.opts.scheduler_config,
-                              scheduler_verbosity=self.opts.scheduler_verbosity, gates=self.gates,
-                              failure_logs=self.opts.artifacts.resolve() / "cluster-logs",
-                              name=f"prio-{slug(target)}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
-
-    def _up(self, build: str) -> LocalCluster:
-        local = LocalCluster(self.options(build))
-        self._made.append(local)
-        local.up()
-        return local
-
-    def get(self, build: str) -> LocalCluster:
-        with self._lock:
-            if build not in self._clusters:
-                self._clusters[build] = self._pool.submit(self._up, build)
-        return self._clusters[build].result()
-
-    def own(self, build: str, suffix: str, needs: gates.Settings | None = None) -> LocalCluster:
-        """A further cluster of the build for one scenario (with the gates it needs over the
-        run's); the caller brings it up and down."""
-        options = self.options(build, suffix)
-        if needs:
-            options.gates = options.gates.merged(needs)
-        local = LocalCluster(options)
-        self._made.append(local)
-        return local
-
     def _run_batch(self, target: str, scenarios: list):
-        from harness.run.batch import Batch
+        from harness.run.pods.batch import Batch
         from harness.run.pods.nodes import KwokNodes
 
-        local = self.get(target)
+        local = self.clusters.get(target)
         kube = Kube(local.kubeconfig)
         try:
             b = self.running[target] = Batch(
                 scenarios, kube, local, split_target(target)[0], self.run_id, KwokNodes(), self.opts.repeat,
                 stop_at_first_failure=self.opts.stop_at_first_failure, artifacts=self.opts.artifacts,
-                alone_cluster=lambda suffix, needs: self.own(target, suffix, needs),
+                alone_cluster=lambda suffix, needs: self.clusters.extra(target, suffix, needs),
                 release=local.options.release, timelines=self.opts.timelines)
             if self._ending.is_set():
                 b.cancel()
@@ -107,7 +70,7 @@ class LocalClusters:
         finally:
             kube.close()
 
-    def start_batches(self, wanted: dict[str, list]) -> None:
+    def start(self, wanted: dict[str, list]) -> None:
         """Each target's scenarios, in the background, at most ``BATCHES_AT_ONCE`` at a time in
         release order (more at once starve each other of CPU on a small machine, and a starved
         scheduler fails timing-sensitive scenarios); by default that is both builds together."""
@@ -134,7 +97,7 @@ class LocalClusters:
 
         threading.Thread(target=drive, name="batches", daemon=True).start()
 
-    def down_all(self) -> None:
+    def stop(self) -> None:
         # Tests that ended early (-x, an interrupt) leave batches running: their verdicts are
         # no longer wanted, and every scenario stops at its next poll.
         self._ending.set()
@@ -142,17 +105,9 @@ class LocalClusters:
             b.cancel()
         if self.batches:
             self._drained.wait(30)
-        for build, f in self._clusters.items():
-            try:
-                local = f.result()
-            except BaseException:
-                continue  # up() removed what it had started
-            if self.opts.keep_cluster and not lifecycle.stopping():
-                local.keep()
-                print(f"\nkept the {build} cluster: KUBECONFIG={local.kubeconfig}; "
-                      f"stop it with: KWOK_WORKDIR={local.workdir} kwokctl --name {local.name} delete cluster")
-            else:
-                local.down()
+
+    def done(self) -> None:
+        """Its clusters are gone: nothing left to measure or run."""
         self._done.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -168,15 +123,13 @@ def modules_needed(state: RunState) -> dict[str | None, tuple[str, ...]]:
     opts = state.options
     if opts.karmada and not opts.no_cluster:
         # Karmada's API server and its members are the kit's own local clusters.
-        return {opts.k8s_version: ("etcd", "kwok", "kubernetes", "karmada")}
+        return {opts.k8s_version: (*targets.CONTROL_PLANE, "karmada")}
     if not opts.local_mode:
         return {}
-    out: dict[str | None, list[str]] = {}
+    out: dict[str | None, dict[str, None]] = {}
     for target in state.targets:
         build, release = split_target(target)
-        modules = out.setdefault(release, ["etcd", "kwok", "kubernetes"])
-        if build == "plugins" and opts.scheduler_binary is None and "scheduler-plugins" not in modules:
-            modules.append("scheduler-plugins")
+        out.setdefault(release, {}).update(dict.fromkeys(targets.modules(build, opts.scheduler_binary is not None)))
     return {r: tuple(m) for r, m in out.items()}
 
 
@@ -221,32 +174,26 @@ def selected(items: list[pytest.Item], param: str, build: str) -> list:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start every build's cluster, and its scenarios, as soon as the tests are known."""
+    """Make the run's clusters; on the kit's own local clusters, start every build's, and its
+    scenarios, as soon as the tests are known."""
     state = run_state(session.config)
-    if not state.options.local_mode or state.options.collect_only:
+    if state.options.collect_only:
         return
-    clusters = state.local_clusters = LocalClusters(state.options, state.run_id)
+    state.clusters = for_run(state)
+    if not state.options.local_mode:
+        return
+    state.batches = Batches(state.options, state.run_id, state.clusters)
     wanted = {t: selected(session.items, "scenario", t) for t in state.targets}
-    clusters.start_batches({t: s for t, s in wanted.items() if s})
+    state.batches.start({t: s for t, s in wanted.items() if s})
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session.config.stash.get(RUN, None)
-    if state is not None and state.local_clusters is not None:
-        state.local_clusters.down_all()
-
-
-@contextmanager
-def kind_session(state: RunState, build: str) -> Iterator:
-    """The kind cluster of ``build`` for the session (a ``KindRun``); its timings go to the summary."""
-    from harness.clusters import kind
-
-    opts = state.options
-    with kind.cluster_for(build, state.kind_binary, image=opts.kind_node_image,
-                          scheduler_image=opts.scheduler_image, scheduler_binary=opts.scheduler_binary,
-                          keep=opts.keep_cluster) as run:
-        state.kind_runs[build] = run
-        state.timing_lines.append(
-            f"[{build}] kind cluster {run.name}: created in {run.timings['create']:.1f} s, "
-            f"ready (CNI, scheduler, kwok) in {run.timings['ready']:.1f} s")
-        yield run
+    if state is None:
+        return
+    if state.batches is not None:
+        state.batches.stop()
+    if state.clusters is not None:
+        state.clusters.end_all()
+    if state.batches is not None:
+        state.batches.done()

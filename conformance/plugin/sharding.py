@@ -4,7 +4,7 @@ pytest-split (``--splits N --group i``, balanced by a ``--durations-path`` file,
 without one) deselects in its ``pytest_collection_modifyitems``, which runs last; the kit's
 background batches read ``session.items`` only afterwards, in ``pytest_collection_finish``, so
 a shard's clusters run exactly its own scenarios. An ``alone`` scenario still gets a cluster of
-its own in whichever shard it lands (``harness.run.placement``, per scenario).
+its own in whichever shard it lands (``harness.run.pods.placement``, per scenario).
 
 ``--splits N`` without ``--group`` takes the group from ``JOB_COMPLETION_INDEX`` (a Kubernetes
 Indexed Job's pod index, from 0; groups count from 1).

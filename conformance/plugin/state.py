@@ -16,8 +16,8 @@ import pytest
 from harness import gates
 
 if TYPE_CHECKING:
-    from harness.clusters.kind import KindRun
-    from conformance.plugin.session import LocalClusters
+    from conformance.plugin.clusters import RunClusters
+    from conformance.plugin.session import Batches
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,8 @@ class RunState:
     karmada_gates: dict[str, bool] = field(default_factory=dict)
     kind_binary: Path | None = None  # what the kind preflight found
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
-    local_clusters: LocalClusters | None = None  # the run's own local clusters, once collected
-    kind_runs: dict[str, KindRun] = field(default_factory=dict)  # by target
+    clusters: RunClusters | None = None  # the run's clusters, of whatever kind, once collected
+    batches: Batches | None = None  # the scenarios started at collection, on the run's own local clusters
     timing_lines: list[str] = field(default_factory=list)  # for the terminal summary
     longest: float = 0.0  # the longest scenario's seconds
     preemptions: list[dict] = field(default_factory=list)  # every preemption's phase timings

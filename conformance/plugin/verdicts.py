@@ -1,15 +1,17 @@
-"""A scenario's verdict (``harness.run.verdict``, the one rule) as a pytest outcome.
+"""A scenario's verdict as a pytest outcome: a pod scenario's (``harness.run.pods.verdict``, the
+one rule) and a Karmada scenario's.
 
 pass: the test passes; FAIL: it fails with the scenario's report; differs: a strict expected
 difference (xfail) for a scenario specified for another build or release; fault: xfail naming
-the known scheduler race; stopped (-x ended the batch at another failure): skipped.
+the known scheduler race; stopped (-x ended the batch at another failure): skipped. A Karmada
+scenario passes or fails with its report and where its evidence was kept.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from harness.run.verdict import Verdict, record, verdict
+from harness.run.pods.verdict import Verdict, record, verdict
 
 def judge(scenario, batch, copy: int = 0, properties: list | None = None) -> None:
     """The verdict on one scenario's result in a batch: pass, fail, or a named expected difference.
@@ -42,3 +44,11 @@ def judge(scenario, batch, copy: int = 0, properties: list | None = None) -> Non
             pytest.xfail("known scheduler fault of this build and release, which changed the outcome: "
                          + "; ".join(map(str, result.known_faults)) + "\n" + result.report())
         pytest.xfail("known scheduler fault, outcome as specified: " + "; ".join(map(str, result.known_faults)))
+
+
+def judge_bindings(result) -> None:
+    """The verdict on one Karmada scenario's result (``harness.run.bindings.result``)."""
+    if result.error:
+        pytest.fail(f"{result.scenario.id}: the kit could not run it: {result.error}", pytrace=False)
+    if not result.ok:
+        pytest.fail(f"{result.report()}\n  the binding history and this report: {result.artifacts}", pytrace=False)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from harness.build.runner_image import KIT_DIR, UID
 from harness.kube import KIT_LABEL
+from harness.targets import DEFAULT_BUILD
 
 RESULTS = "/results"
 EXIT_CODE = f"{RESULTS}/exit-code"  # written last: its presence is the readiness probe
@@ -36,7 +37,7 @@ COLLECT_WINDOW = 3600
 
 # What one shard needs, per target (build) it runs at once: the suite runs at most two targets
 # side by side (conformance/plugin/session.py BATCHES_AT_ONCE), each with its shared local
-# cluster and up to two clusters for scenarios that need one alone (harness/run/batch.py
+# cluster and up to two clusters for scenarios that need one alone (harness/run/pods/batch.py
 # MAX_ALONE_CLUSTERS). The kit's own figure: a release-matrix run, two targets at once, peaked at
 # 6.2 GiB for the kit and all its clusters (docs/history/release-matrix-runs.md), so about 3 GiB a
 # target; the limit leaves room above that before the kernel kills the shard. Each shard's
@@ -51,7 +52,7 @@ class Plan:
     namespace: str
     image: str
     shards: int
-    scheduler: str = "plugins"  # --scheduler of ./kit conformance: one build or several, comma-separated
+    scheduler: str = DEFAULT_BUILD  # --scheduler of ./kit conformance: one build or several, comma-separated
     pytest_args: tuple[str, ...] = ()
     timeout: int = 7200  # seconds the whole campaign may take
     run_id: str = ""  # the kit's run label on what it creates

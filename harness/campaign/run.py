@@ -27,6 +27,7 @@ from harness.campaign import collect, job, nodes
 from harness.errors import KitError
 from harness.host import console, lifecycle
 from harness.kube import KIT_LABEL
+from harness.targets import DEFAULT_BUILD
 
 POLL = 5.0  # seconds between looks at the pods
 START_TIMEOUT = 600  # a pod not running by then will not run (no room, an image the node lacks)
@@ -42,7 +43,7 @@ class Options:
     shards: int
     kubeconfig: Path | None = None
     kind: bool = False  # make the kit's own kind cluster for the campaign, and remove it after
-    scheduler: str = "plugins"
+    scheduler: str = DEFAULT_BUILD
     release: str | None = None  # the runner image's release (default: the kit's)
     image: str | None = None  # a runner image already built (on this Docker host, or on the nodes with no_load)
     no_load: bool = False
@@ -140,10 +141,11 @@ def _cluster(opts: Options):
 
     if opts.kind:
         from harness.clusters import kind
+        from harness.clusters.base import running
 
         # The upstream build leaves the kind control plane's own scheduler as it is: the shards'
         # pods are scheduled by it, and the kit's kwok controller there has no node to play.
-        with kind.cluster_for("upstream", kind.preflight(None)) as k:
+        with running(kind.KindCluster("upstream", kind.preflight(None))) as k:
             yield k.kube, k.name
         return
     kube = Kube(opts.kubeconfig)

@@ -18,7 +18,7 @@ images it made for the run, its directory and processes) goes at the end unless
 
 from __future__ import annotations
 
-from harness import DATA, FILES
+from harness import DATA, FILES, targets
 
 import json
 import os
@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,16 +162,6 @@ def apply_rbac(kube: Kube) -> None:
     utils.create_from_yaml(kube.api, str(RBAC))
 
 
-@dataclass
-class KindRun:
-    """A kind cluster the suite runs on: its API, and the workers lent to real-kubelet scenarios."""
-
-    kube: Kube
-    name: str
-    workers: list[str] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-
-
 def start_kwok(kubeconfig: Path, workdir: Path) -> subprocess.Popen:
     """The kit's kwok controller for the nodes scenarios make (annotated as kwok's), on kind's API."""
     kwok = toolchain.ensure_module("kwok")["kwok"]
@@ -199,98 +189,135 @@ def _network_exists() -> bool:
     return subprocess.run(["docker", "network", "inspect", NETWORK], capture_output=True).returncode == 0
 
 
-@contextmanager
-def cluster_for(build: str, kind_path: Path, *, image: str | None = None, scheduler_image: str | None = None,
-                scheduler_binary: Path | None = None, keep: bool = False):
-    """A kind cluster for ``build``, yielding a KindRun; removed at the end unless ``keep``.
+@dataclass
+class KindCluster:
+    """A kind cluster for ``build`` (the cluster adapter, ``harness.clusters.base``): its API, and
+    the workers lent to real-kubelet scenarios.
 
     ``kind_path``: what ``preflight`` found. ``image``: the node image, on the Docker host
     (default: the kit's own build); ``scheduler_image`` or ``scheduler_binary``: the
     kube-scheduler under test instead of the build's. The suite passes its --kind-node-image,
-    --scheduler-image, --scheduler-binary and --keep-cluster."""
-    from pytest_kind import KindCluster
+    --scheduler-image and --scheduler-binary."""
 
-    from harness.build import node_image
+    build: str
+    kind_path: Path
+    image: str | None = None
+    scheduler_image: str | None = None
+    scheduler_binary: Path | None = None
+    kube: Kube | None = field(default=None, init=False)
+    workers: list[str] = field(default_factory=list, init=False)
+    timings: dict[str, float] = field(default_factory=dict, init=False)
+    workdir: Path | None = field(default=None, init=False)
+    # Kept (--keep-cluster): its later down() must leave the cluster to the user.
+    handed_over: bool = field(default=False, init=False, repr=False)
 
-    own_image = image is None  # a named one was checked before the session started (the plugin's options)
-    if own_image:
-        image = node_image.ensure()
-    name = f"prioritykit-{build}-{os.getpid()}"
-    node = f"{name}-control-plane"
-    workdir = Path(tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX + "kind-"))
-    lifecycle.write_owner(workdir)
-    made_images: list[str] = []
-    network_before = _network_exists()
-    # What the watchdog does if the kit dies before the end; the same as the normal teardown.
-    lifecycle.add_teardown(workdir, [str(kind_path), "delete", "cluster", "--name", name,
-                                     "--kubeconfig", str(workdir / "kubeconfig")])
-    if not network_before:
-        lifecycle.add_teardown(workdir, ["docker", "network", "rm", NETWORK])
-    watchdog = lifecycle.start_watchdog(workdir)
-    stack = ExitStack()
-    cluster = KindCluster(name, kubeconfig=workdir / "kubeconfig", image=image, kind_path=kind_path)
-    # pytest-kind-ng makes a scratch directory under the working directory: the reaper's too.
-    scratch = cluster.path.resolve()
-    lifecycle.add_teardown(workdir, ["rm", "-rf", str(scratch)])
-    lifecycle.add_teardown(workdir, ["rmdir", str(scratch.parent)])
-    run: KindRun | None = None
-    try:
-        started = time.monotonic()
-        load = None  # an image the nodes lack
-        if scheduler_binary is not None:
-            scheduler_image = load = make_scheduler_image(Path(scheduler_binary))
-            made_images.append(load)
-        elif scheduler_image:
-            load = scheduler_image
-        elif build == "plugins":
-            scheduler_image = node_image.plugins_image()
-            if not own_image:  # a user's node image: the kit's plugins scheduler is not in it
-                bins = toolchain.ensure_all(("scheduler-plugins",))
-                node_image.import_binary_image(scheduler_image, bins["scheduler-plugins/kube-scheduler"])
-                load = scheduler_image
+    @property
+    def name(self) -> str:
+        return f"prioritykit-{self.build}-{os.getpid()}"
+
+    @property
+    def kubeconfig(self) -> Path | None:
+        return self.workdir / "kubeconfig" if self.kube is not None and self.workdir is not None else None
+
+    def log_path(self, component: str) -> Path | None:
+        # The control plane's components log inside its node container; the kwok controller is ours.
+        return self.workdir / "kwok.log" if component == "kwok" and self.workdir is not None else None
+
+    def up(self) -> Path:
+        from pytest_kind import KindCluster as PytestKindCluster
+
+        from harness.build import node_image
+
+        own_image = self.image is None  # a named one was checked before the session started (the plugin's options)
+        if own_image:
+            self.image = node_image.ensure()
+        name, image, scheduler_image = self.name, self.image, self.scheduler_image
+        node = f"{name}-control-plane"
+        workdir = Path(tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX + "kind-"))
+        lifecycle.write_owner(workdir)
+        made_images: list[str] = []
+        network_before = _network_exists()
+        # What the watchdog does if the kit dies before the end; the same as the normal teardown.
+        lifecycle.add_teardown(workdir, [str(self.kind_path), "delete", "cluster", "--name", name,
+                                         "--kubeconfig", str(workdir / "kubeconfig")])
+        if not network_before:
+            lifecycle.add_teardown(workdir, ["docker", "network", "rm", NETWORK])
+        self._watchdog = lifecycle.start_watchdog(workdir)
+        self._stack = ExitStack()
+        self.workdir = workdir  # from here on, down() has something to end
+        cluster = PytestKindCluster(name, kubeconfig=workdir / "kubeconfig", image=image, kind_path=self.kind_path)
+        # pytest-kind-ng makes a scratch directory under the working directory: the reaper's too.
+        scratch = cluster.path.resolve()
+        lifecycle.add_teardown(workdir, ["rm", "-rf", str(scratch)])
+        lifecycle.add_teardown(workdir, ["rmdir", str(scratch.parent)])
+        try:
+            started = time.monotonic()
+            load = None  # an image the nodes lack
+            if self.scheduler_binary is not None:
+                scheduler_image = load = make_scheduler_image(Path(self.scheduler_binary))
                 made_images.append(load)
-        for ref in made_images:
-            lifecycle.add_teardown(workdir, ["docker", "rmi", ref])
-        try:
-            cluster.create(render_config(workdir))
-        except subprocess.CalledProcessError:
-            raise KitError(f"kind could not create cluster {name} from node image {image} "
-                           "(kind's output is above)") from None
-        kube = Kube(workdir / "kubeconfig")
-        stack.callback(kube.close)
-        run = KindRun(kube, name)
-        run.timings["create"] = time.monotonic() - started
-        nodes = [n.metadata.name for n in kube.core.list_node().items]
-        run.workers = sorted(n for n in nodes if n != node)
-        for worker in run.workers:  # before any pod runs there
-            pressure.give_own_filesystem(worker)
-        install_cni(kube, nodes)
-        apply_rbac(kube)
-        if load:
+            elif scheduler_image:
+                load = scheduler_image
+            elif self.build == "plugins":
+                scheduler_image = node_image.plugins_image()
+                if not own_image:  # a user's node image: the kit's plugins scheduler is not in it
+                    bins = toolchain.ensure_all((targets.SCHEDULER_MODULES[self.build],))
+                    node_image.import_binary_image(scheduler_image, targets.scheduler_binary(self.build, bins))
+                    load = scheduler_image
+                    made_images.append(load)
+            for ref in made_images:
+                lifecycle.add_teardown(workdir, ["docker", "rmi", ref])
             try:
-                cluster.load_docker_image(load)
+                cluster.create(render_config(workdir))
             except subprocess.CalledProcessError:
-                raise KitError(f"kind could not load image {load}: is it built and tagged on this Docker host?") from None
-        if scheduler_image:
-            for cmd in scheduler_swap_commands(node, scheduler_image, build):
-                subprocess.run(cmd, check=True, capture_output=True)
-        wait_scheduler(kube, node, scheduler_image)
-        kwok = start_kwok(workdir / "kubeconfig", workdir)
-        stack.callback(lifecycle.stop_processes, [kwok.pid])
-        run.timings["ready"] = time.monotonic() - started
-        console.log(f"kind cluster {name} ready in {run.timings['ready']:.0f} s "
-                       f"(created in {run.timings['create']:.0f} s) from {image}")
-        yield run
-    finally:
-        stack.close()
-        if keep and not lifecycle.stopping() and run is not None:
-            lifecycle.keep(workdir)
-            print(f"\nkept kind cluster {name}: KUBECONFIG={workdir / 'kubeconfig'}; "
-                  f"remove it with: {kind_path} delete cluster --name {name}")
-        else:
-            # kind delete, the network if it was ours, the images made, pytest-kind-ng's scratch.
-            lifecycle.reap(workdir)
+                raise KitError(f"kind could not create cluster {name} from node image {image} "
+                               "(kind's output is above)") from None
+            kube = self.kube = Kube(workdir / "kubeconfig")
+            self._stack.callback(kube.close)
+            self.timings["create"] = time.monotonic() - started
+            nodes = [n.metadata.name for n in kube.core.list_node().items]
+            self.workers = sorted(n for n in nodes if n != node)
+            for worker in self.workers:  # before any pod runs there
+                pressure.give_own_filesystem(worker)
+            install_cni(kube, nodes)
+            apply_rbac(kube)
+            if load:
+                try:
+                    cluster.load_docker_image(load)
+                except subprocess.CalledProcessError:
+                    raise KitError(f"kind could not load image {load}: is it built and tagged on this Docker host?") from None
+            if scheduler_image:
+                for cmd in scheduler_swap_commands(node, scheduler_image, self.build):
+                    subprocess.run(cmd, check=True, capture_output=True)
+            wait_scheduler(kube, node, scheduler_image)
+            kwok = start_kwok(workdir / "kubeconfig", workdir)
+            self._stack.callback(lifecycle.stop_processes, [kwok.pid])
+            self.timings["ready"] = self.timings["up"] = time.monotonic() - started
+            console.log(f"kind cluster {name} ready in {self.timings['ready']:.0f} s "
+                        f"(created in {self.timings['create']:.0f} s) from {image}")
+        except BaseException:
+            # Nothing may stay behind: kind delete, the network if it was ours, the images made.
+            self.down()
+            raise
+        return workdir / "kubeconfig"
+
+    def keep(self) -> str:
+        assert self.workdir is not None
+        lifecycle.keep(self.workdir)
+        self.handed_over = True
+        return (f"kept kind cluster {self.name}: KUBECONFIG={self.workdir / 'kubeconfig'}; "
+                f"remove it with: {self.kind_path} delete cluster --name {self.name}")
+
+    def down(self) -> None:
+        """Remove the cluster, the network if it was ours, the images made and pytest-kind-ng's
+        scratch; after keep(), only the kwok controller and the client go. Safe to call twice."""
+        if self.workdir is None:
+            return
+        self._stack.close()
+        if not self.handed_over:
+            lifecycle.reap(self.workdir)
         try:
-            watchdog.wait(timeout=0 if keep else 10)  # it stands down once the directory is gone
+            self._watchdog.wait(timeout=0 if self.handed_over else 10)  # it stands down once the directory is gone
         except subprocess.TimeoutExpired:
             pass
+        self.workdir, self.kube = None, None

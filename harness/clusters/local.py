@@ -45,6 +45,7 @@ class ClusterOptions:
     scheduler_binary: Path | None = None  # a user's own kube-scheduler
     scheduler_config: Path | None = None  # a user's own KubeSchedulerConfiguration
     name: str = ""
+    label: str = ""  # what messages call it (the run's target); default: its build
     workdir: Path | None = None  # default: a fresh temporary directory
     ready_timeout: float = 90.0
     attempts: int = 3  # starts on fresh ports after a port turned out to be taken
@@ -66,9 +67,9 @@ class ClusterOptions:
         if self.release not in pins.releases():
             raise KitError(f"Kubernetes release {self.release} is not one the kit can build: choose from "
                            f"{', '.join(pins.releases())}")
-        if self.build == "plugins" and self.scheduler_binary is None and not pins.has_plugins(self.release):
-            raise KitError(f"no scheduler-plugins release builds on Kubernetes {self.release}: "
-                           f"the plugins build runs on {', '.join(r for r in pins.releases() if pins.has_plugins(r))}")
+        if self.scheduler_binary is None and not targets.builds_on(self.build, self.release):
+            raise KitError(f"{targets.not_built(self.build, self.release)}: "
+                           f"the {self.build} build runs on {', '.join(targets.releases_of(self.build))}")
         for what, p in (("scheduler binary", self.scheduler_binary), ("scheduler config", self.scheduler_config)):
             if p is not None and not Path(p).is_file():
                 raise KitError(f"{what} not found: {p}")
@@ -76,16 +77,10 @@ class ClusterOptions:
 
 def binaries(options: ClusterOptions) -> dict[str, Path]:
     """Every binary the cluster runs, built for its release; ``kube-scheduler`` is the one under test."""
-    modules = ["etcd", "kwok", "kubernetes"]
-    if options.build == "plugins" and options.scheduler_binary is None:
-        modules.append("scheduler-plugins")
-    bins = toolchain.ensure_all(tuple(modules), options.release)
-    if options.scheduler_binary is not None:
-        bins["kube-scheduler"] = Path(options.scheduler_binary).resolve()
-    else:
-        bins["kube-scheduler"] = bins[
-            "scheduler-plugins/kube-scheduler" if options.build == "plugins" else "kubernetes/kube-scheduler"
-        ]
+    own = options.scheduler_binary is not None
+    bins = toolchain.ensure_all(targets.modules(options.build, own), options.release)
+    bins["kube-scheduler"] = (Path(options.scheduler_binary).resolve() if own
+                              else targets.scheduler_binary(options.build, bins))
     return bins
 
 
@@ -137,6 +132,8 @@ class LocalCluster:
     kubeconfig: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
     kwokctl_path: Path | None = None  # the kwokctl that started it, and must stop it
+    # Kept (--keep-cluster, `cluster up`): its later down() must leave it running.
+    handed_over: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def kept(cls, name: str, workdir: Path, kwokctl_path: Path | None = None) -> LocalCluster:
@@ -256,8 +253,9 @@ class LocalCluster:
             self._watchdog = None
 
     def down(self) -> None:
-        """Stop every process and remove every file the cluster made. Safe to call twice."""
-        if self.workdir is None:
+        """Stop every process and remove every file the cluster made. Safe to call twice; after
+        keep() it leaves the cluster running."""
+        if self.workdir is None or self.handed_over:
             return
         t0 = time.monotonic()
         self._kwokctl.stop()
@@ -271,11 +269,14 @@ class LocalCluster:
         self.workdir = None
         self.timings["down"] = time.monotonic() - t0
 
-    def keep(self) -> None:
+    def keep(self) -> str:
         """Leave the cluster running after this process ends (--keep-cluster, `cluster up`)."""
         assert self.workdir is not None
         lifecycle.keep(self.workdir)
         self._end_watchdog()
+        self.handed_over = True
+        return (f"kept the {self.options.label or self.options.build} cluster: KUBECONFIG={self.kubeconfig}; "
+                f"stop it with: KWOK_WORKDIR={self.workdir} kwokctl --name {self.name} delete cluster")
 
     def __enter__(self) -> LocalCluster:
         self.up()

@@ -23,7 +23,7 @@ import yaml
 from harness.host import lifecycle
 from harness.errors import KitError
 from harness.explore.generate import looks_midway
-from harness.run.placement import why_alone
+from harness.run.pods.placement import why_alone
 from harness.run.pods.result import Result
 from harness.formats.pods import Scenario
 
@@ -183,7 +183,7 @@ def shrink(tree: dict, kind: str, run_many: RunMany, rounds: int = 6, per_round:
 
 def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artifacts: Path | None,
               on_result=None) -> dict[str, Result]:
-    from harness.run.batch import Batch
+    from harness.run.pods.batch import Batch
     from harness.kube import Kube
     from harness.run.pods.nodes import KwokNodes
 

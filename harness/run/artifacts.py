@@ -2,7 +2,7 @@
 
 A scenario's evidence goes to ``<root>/<group>/<scenario>[-copyN]/``: its report, the
 history the verdict was read from, and the slices of the components' logs that mention it.
-The pod runner groups by the build it ran (``artifacts/plugins/...``); the Karmada test
+The pod runner groups by the build it ran (``artifacts/plugins/...``); the Karmada runner
 by the system (``artifacts/karmada/...``).
 """
 

@@ -5,7 +5,7 @@ junitparser), a kill matrix's ``runs.json``, an explorer's ``summary-seed*.json`
 divergence files, a release matrix's ``release-matrix.json``, pytest-split's durations, and each
 shard's record (``harness.shards.split.record``). The kill matrix and the explorer's summary are
 printed by the same functions a single run uses (``harness.mutants.summary``,
-``Summary.lines``, ``harness.run.verdict.matrix_lines``), so a merge cannot drift from them.
+``Summary.lines``, ``harness.run.pods.verdict.matrix_lines``), so a merge cannot drift from them.
 
 A merge also checks what one machine could not get wrong: a shard missing or run twice, a test
 or a matrix cell reported by two shards, shards run with different options. Any of these is a
@@ -258,7 +258,7 @@ def _copy_divergences(src: Path, dest: Path, summary) -> None:
 
 
 def release_matrix(found: list[tuple[Path, dict]], out: Path, report: Report) -> None:
-    from harness.run.verdict import Verdict, matrix_lines
+    from harness.run.pods.verdict import Verdict, matrix_lines
 
     order = next((d["order"] for _, d in found if d.get("order")), [])
     present = [t for _, d in found for t in d["targets"]]

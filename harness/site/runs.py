@@ -16,7 +16,7 @@ from typing import Iterable
 
 from harness.errors import KitError
 from harness.run.junit import is_junit
-from harness.run.verdict import VERDICT, Verdict as Verdict_
+from harness.run.pods.verdict import VERDICT, Verdict as Verdict_
 
 NAME = re.compile(r"^(?P<test>\w+)\[(?P<params>.+)\]$")
 # The tests whose verdict is a scenario's own (others, such as the smoke test, are not shown).
@@ -34,7 +34,7 @@ class Verdict:
     source: str = ""  # where it was recorded: the file, and when
 
 
-# A pod scenario test records its verdict as a JUnit property (harness.run.verdict.record): read
+# A pod scenario test records its verdict as a JUnit property (harness.run.pods.verdict.record): read
 # as data where it is there; only older reports and Karmada's tests fall back to outcome_of.
 RECORDED = {Verdict_.PASS.value: "pass", Verdict_.FAIL.value: "FAIL", Verdict_.DIFFERS.value: "differs",
             Verdict_.FAULT.value: "fault", Verdict_.STOPPED.value: "skipped", Verdict_.UNMET.value: "skipped"}

@@ -45,7 +45,7 @@ def host_options(name: str, options: KarmadaOptions) -> ClusterOptions:
     """The host: a local cluster without scheduler or kwok, whose API server is Karmada's."""
     pki = "{pki}"
     return ClusterOptions(
-        build="upstream", release=options.release, name=name,
+        build="upstream", release=options.release, name=name, label="Karmada host",
         ready_timeout=options.ready_timeout, failure_logs=options.failure_logs,
         disable=("kube-scheduler", "kwok-controller"),
         extra_args={

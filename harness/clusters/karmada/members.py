@@ -16,7 +16,7 @@ from harness.clusters.local import ClusterOptions, LocalCluster
 
 
 def member_options(plane: str, member: str, options: KarmadaOptions) -> ClusterOptions:
-    return ClusterOptions(build="upstream", release=options.release, name=f"{plane}-{member}",
+    return ClusterOptions(build="upstream", release=options.release, name=f"{plane}-{member}", label=f"member {member}",
                           ready_timeout=options.ready_timeout, failure_logs=options.failure_logs)
 
 

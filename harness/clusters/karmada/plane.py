@@ -48,15 +48,21 @@ class KarmadaPlane:
     scheduler_gates: dict[str, bool] = field(default_factory=lambda: dict(SCHEDULER_GATES))
     components: Components | None = field(default=None, init=False)  # once the host is up
     kubectl: Kubectl | None = field(default=None, init=False)  # on Karmada's API server, once it is up
+    # Kept: its later down() must leave Karmada's processes, host and members running.
+    handed_over: bool = field(default=False, init=False, repr=False)
 
     @property
     def name(self) -> str:
         return self.options.name or f"karmada-{os.getpid()}"
 
     @property
-    def kubeconfig(self) -> Path:
-        assert self.host is not None and self.host.kubeconfig is not None
-        return self.host.kubeconfig
+    def kubeconfig(self) -> Path | None:
+        return self.host.kubeconfig if self.host is not None else None
+
+    @property
+    def workdir(self) -> Path | None:
+        """The host's folder: every Karmada process names it (the members have folders of their own)."""
+        return self.host.workdir if self.host is not None else None
 
     @property
     def dir(self) -> Path:
@@ -121,8 +127,21 @@ class KarmadaPlane:
                                  lambda m=m: membership.ready(kubectl, m))
         self.timings["members"] = time.monotonic() - t0
 
+    def keep(self) -> str:
+        """Leave the plane running after this process ends. Its host and members are kept local
+        clusters; Karmada's own processes are none of theirs, so stopping those is a step of its own."""
+        assert self.host is not None
+        lines = [f"kept Karmada control plane {self.name}: KUBECONFIG={self.kubeconfig}; its processes are those "
+                 f"whose command lines name {self.dir}: stop them before the clusters below",
+                 self.host.keep(), *(m.keep() for m in self.members.values())]
+        self.handed_over = True
+        return "\n".join(lines)
+
     def down(self) -> None:
-        """Stop every process and remove every file. Safe to call twice."""
+        """Stop every process and remove every file. Safe to call twice; after keep() it leaves
+        the plane running."""
+        if self.handed_over:
+            return
         t0 = time.monotonic()
         for m in list(self.members.values()):
             m.down()

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.kube import Kube
-from harness.run import artifacts, timeline
+from harness.run import artifacts
+from harness.run.pods import timeline
 from harness.run.names import Names
 from harness.run.pods.history import PodHistory
 from harness.run.pods.result import Result

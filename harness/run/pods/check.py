@@ -19,7 +19,7 @@ from kubernetes.client.exceptions import ApiException
 
 from harness.formats.pods import Scenario, to_class, to_group, to_node, to_pdb, to_pod
 from harness.kube import condition, disrupted_by_preemption
-from harness.run.faults import Fault, preempted_again
+from harness.run.pods.faults import Fault, preempted_again
 from harness.run.names import Names
 from harness.run.pods.act import PodClient
 from harness.run.pods.compare import compare

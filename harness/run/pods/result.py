@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.formats.pods import Scenario
-from harness.run.faults import Fault
+from harness.run.pods.faults import Fault
 from harness.run.pods.expectation import Mismatch
 from reference.scheduler import PodView
 
@@ -26,7 +26,7 @@ class StepRecord:
     reasons: list[str]
     findings: list[Fault] = field(default_factory=list)  # scheduler faults recognised by name
     # When the step began and its outcome settled (time.time(), as the history's seen_at): where
-    # the timeline (run.timeline) draws the model's prediction.
+    # the timeline (run.pods.timeline) draws the model's prediction.
     started_at: float | None = None
     ended_at: float | None = None
     # How long the runner watched the step, and when after the action the model puts its

@@ -6,11 +6,12 @@ performs the step on the cluster, waits until the cluster shows the model's sett
 outcome or the step's time runs out, and records any difference. So the model is always
 asked about the state the cluster really had, never about an idealised one.
 
-The parts, along Jepsen's seams: ``Names`` (isolation: a namespace per scenario, its own
-nodes and prefixed class names), ``place`` (nodes and initial pods), ``PodClient`` (the
-actions), ``PodHistory`` (a watch on the namespace's pods and events, from before the
-first action to teardown), ``check`` (the model's world and views read from that history,
-and the comparison), ``settle`` (when an outcome is final) and ``archive`` (what a run leaves behind).
+The parts, along Jepsen's seams (the interface every kind of scenario run has:
+``harness.run.scenario``): ``Names`` (isolation: a namespace per scenario, its own nodes and
+prefixed class names), ``place`` (nodes and initial pods), ``PodClient`` (the actions),
+``PodHistory`` (the record: a watch on the namespace's pods and events, from before the first
+action to teardown), ``check`` (the model's world and views read from that history, and the
+comparison), ``settle`` (when an outcome is final) and ``archive`` (what a run leaves behind).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kubernetes.client.exceptions import ApiException
@@ -28,15 +29,16 @@ from harness.formats.pods import Scenario, Step
 from harness.host import lifecycle
 from harness.kube import Kube
 from harness.run.names import Names
-from harness.run.pods import archive, check
+from harness.run.pods import check
 from harness.run.pods.act import PodClient
-from harness.run.pods.archive import Archive
+from harness.run.pods.archive import Archive, keep_failure, keep_timeline
 from harness.run.pods.expectation import apply_step, check_expect, trajectory
 from harness.run.pods.history import PodHistory
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.place import claim_nodes, place_initial_pods
 from harness.run.pods.result import Result, StepRecord
 from harness.run.pods.timings import preemptions
+from harness.run.scenario import ScenarioRun
 from harness.run.settle import settle
 from reference import scheduler as sched
 from reference.preemption import PLUGINS
@@ -49,7 +51,19 @@ DEFAULT_SETTLE = 30.0
 LAG = 5.0  # seconds a step with ``settle:`` gives a lagging cluster past that moment
 
 
-class ScenarioRun:
+@dataclass(frozen=True)
+class Acted:
+    """What a step's check needs of the moment it acted."""
+
+    started: float  # time.time() when the step began
+    before: World  # the cluster as the model read it just before the action
+    worlds: list[World]  # the model's outcomes of the step: one per choice the scheduler may make
+    quiet: float  # how long a settled outcome must hold
+    at: float  # time.monotonic() when the action ended
+    at_wall: float  # the same moment, time.time()
+
+
+class PodRun(ScenarioRun):
     def __init__(self, kubeconfig: Path, scenario: Scenario, build: str, run_id: str,
                  artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
                  nodes: NodeSource | None = None, copy: int = 0, release: str = DEFAULT_RELEASE,
@@ -66,28 +80,27 @@ class ScenarioRun:
         self.label = label or build
         self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         self.nodes = nodes or KwokNodes()
-        self.act = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
-                             # The API versions are the cluster's, whatever release the model predicts.
-                             cluster_release or release)
+        self.client = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
+                                # The API versions are the cluster's, whatever release the model predicts.
+                                cluster_release or release)
         self.claimed: dict[str, str] = {}  # scenario node -> cluster node
         # The plugins that rejected each pod the model left parked at the end of the last step:
         # what wakes a parked pod is decided by the attempt that parked it, not by the state now.
         self.rejectors_then: dict[str, frozenset[str]] = {}
-        self.history: PodHistory | None = None
-        self.archive = Archive(artifacts_dir, self.label, scenario.id, release, copy, scheduler_log)
+        self.record: PodHistory | None = None
+        self.evidence = Archive(artifacts_dir, self.label, scenario.id, release, copy, scheduler_log)
         self.timelines = timelines
         self.result = Result(scenario, self.label)
 
     @property
     def names(self) -> Names:
-        return self.act.names
+        return self.client.names
 
     def run(self) -> Result:
         started = time.monotonic()
         try:
             self.setup()
-            for i, step in enumerate(self.s.steps):
-                self.result.steps.append(self.do_step(i, step))
+            self.drive(self.s.steps)
         except lifecycle.StopRequested as e:
             self.result.error = str(e)
             self.result.cancelled = self.cancel.is_set() and not lifecycle.stopping()
@@ -99,32 +112,39 @@ class ScenarioRun:
             self.result.error = "harness failure:\n" + traceback.format_exc()
         finally:
             self.record_timings()
-            if (not self.result.ok or self.result.known_faults) and not self.result.cancelled and not lifecycle.stopping():
-                archive.keep_failure(self.archive, self.result, self.history, self.kube, self.names)
-            elif self.timelines and not self.result.cancelled and not lifecycle.stopping():
-                archive.keep_timeline(self.archive, self.result, self.history)
+            self.archive()
             self.teardown()
             self.kube.close()
             self.result.seconds = time.monotonic() - started
         return self.result
 
+    def archive(self) -> None:
+        """A failure's evidence (a known fault's too), or the timeline alone with --timelines; nothing
+        for a run stopped before its verdict."""
+        if self.result.cancelled or lifecycle.stopping():
+            return
+        if not self.result.ok or self.result.known_faults:
+            keep_failure(self.evidence, self.result, self.record, self.kube, self.names)
+        elif self.timelines:
+            keep_timeline(self.evidence, self.result, self.record)
+
     def setup(self) -> None:
         self.kube.create_namespace(self.names.namespace, self.run_id)
         # Recorded from before the first action: every version the scenario's pods go through.
-        self.history = PodHistory(self.kube, self.names.namespace)
+        self.record = PodHistory(self.kube, self.names.namespace)
         for c in self.s.priorityClasses:
-            self.act.create_class(c)
+            self.client.create_class(c)
         for g in self.s.podGroups:
-            self.act.create_pod_group(g)
-        self.act.names = claim_nodes(self.kube, self.s, self.names, self.nodes, self.run_id, self.claimed)
+            self.client.create_pod_group(g)
+        self.client.names = claim_nodes(self.kube, self.s, self.names, self.nodes, self.run_id, self.claimed)
         for b in self.s.pdbs:
-            self.act.create_pdb(b)
-        place_initial_pods(self.s, self.act, self.history, self.cancel)
+            self.client.create_pdb(b)
+        place_initial_pods(self.s, self.client, self.record, self.cancel)
 
     def teardown(self) -> None:
-        if self.history is not None:
-            self.history.close()
-        for action in (*self.act.teardown_actions(),
+        if self.record is not None:
+            self.record.close()
+        for action in (*self.client.teardown_actions(),
                        *[(lambda n=n: self.nodes.release(self.kube, n)) for n in self.claimed.values()]):
             try:
                 action()
@@ -134,10 +154,11 @@ class ScenarioRun:
             except Exception as e:  # the cluster itself may be going away (a stopped run)
                 self.result.error = self.result.error or f"teardown failed: {e}"
 
-    def do_step(self, i: int, step: Step) -> StepRecord:
-        assert self.history is not None
+    def act(self, i: int, step: Step) -> Acted:
+        """Read the cluster into the model, predict the step from there, and perform it."""
+        assert self.record is not None
         started = time.time()
-        before = check.observe_world(self.history, self.act, self.s, self.build, self.release, self.gates,
+        before = check.observe_world(self.record, self.client, self.s, self.build, self.release, self.gates,
                                      self.rejectors_then)
         # Where the scheduler may choose, each choice is a world of its own.
         worlds = sched.branches(before, lambda w: apply_step(w, step))
@@ -147,59 +168,65 @@ class ScenarioRun:
             # One more pass of the kubelet's (10 s) and its clean-up must find nothing more to evict.
             quiet = PRESSURE_QUIET
         else:
-            self.act.perform(step, self.cancel)
-        acted, acted_at = time.monotonic(), time.time()
+            self.client.perform(step, self.cancel)
+        return Acted(started, before, worlds, quiet, time.monotonic(), time.time())
+
+    def check(self, i: int, step: Step, acted: Acted) -> StepRecord:
+        """Wait until the record shows one of the model's outcomes (held quiet) or the step's time
+        is up, and hold what it shows against the model and the step's expect."""
+        assert self.record is not None
+        before, worlds, quiet = acted.before, acted.worlds, acted.quiet
         if step.settle:
             look_from, deadline = settle_window(step.settle.total_seconds(), quiet)
             lifecycle.pause(look_from, self.cancel)
         else:
             deadline = max(settle_bound(before, w) for w in worlds)
-        rejected = self.act.rejected
+        rejected = self.client.rejected
         must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in rejected else set()
-        last = settle(lambda: check.look(self.history, self.names, rejected, worlds, must_attempt),
+        last = settle(lambda: check.look(self.record, self.names, rejected, worlds, must_attempt),
                       lambda seen: seen.settled, deadline, quiet, self.cancel)
-        waited = time.monotonic() - acted
+        waited = time.monotonic() - acted.at
         predicted_at = predicted_moment(before, last.world)
         short = (not last.settled and not step.settle and waited < predicted_at)
         expect_mismatches = (check_expect(step.expect, last.observed, rejected, last.priorities,
-                                          check.messages(self.history)) if step.expect else [])
+                                          check.messages(self.record)) if step.expect else [])
         self.rejectors_then = dict(last.world.rejectors)
         # The closest branch's course, for the timeline: the model's states at the moments it predicts.
         course = trajectory(replace(before, choices=last.world.choices), step)
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
                           expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults(),
-                          started, time.time(), waited=waited, predicted_at=predicted_at, out_of_time=short,
-                          acted_at=acted_at, course=course)
+                          acted.started, time.time(), waited=waited, predicted_at=predicted_at, out_of_time=short,
+                          acted_at=acted.at_wall, course=course)
 
     def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
         """Leave the node just short enough of disk that the pods the model ranks first must go:
         the shortfall is what the first victims free, less half the last one's (so a kubelet that
         ranks otherwise evicts other pods, or more of them)."""
-        assert self.history is not None and step.pressure is not None
+        assert self.record is not None and step.pressure is not None
         victims = [key.split("/", 1)[1] for key, _ in predicted.evicted[len(before.evicted):]]
-        sizes = [self.act.pod_specs[v].writes for v in victims]
+        sizes = [self.client.pod_specs[v].writes for v in victims]
         if not sizes or not sizes[-1]:
             raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's victim "
                            f"{victims[-1] if victims else '(none)'} writes nothing, so evicting it would not "
                            "relieve the node: give the pods writes")
         node = self.names.node_name(step.pressure.node)
-        writes = {v.metadata.name: self.act.pod_specs[v.metadata.name].writes for v in self.history.pods()
-                  if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.act.pod_specs}
+        writes = {v.metadata.name: self.client.pod_specs[v.metadata.name].writes for v in self.record.pods()
+                  if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.client.pod_specs}
         self.nodes.starve(self.kube, node, self.names.namespace, writes, sum(sizes[:-1]) + sizes[-1] // 2)
 
     def record_timings(self) -> None:
         """Each preemption's phases, from the history, for the run's timings file."""
-        if self.history is None or self.result.cancelled:
+        if self.record is None or self.result.cancelled:
             return
         try:
             self.result.timings = [t.record(scenario=self.s.id, build=self.label, release=self.release, copy=self.copy)
-                                   for t in preemptions(self.history)]
+                                   for t in preemptions(self.record)]
         except Exception as e:  # a figure is never worth a verdict
             self.result.timings = [{"scenario": self.s.id, "build": self.label, "error": str(e)}]
 
     def faults(self):
-        assert self.history is not None
-        return check.faults(self.history, self.release, self.label if self.label in PLUGINS else self.build)
+        assert self.record is not None
+        return check.faults(self.record, self.release, self.label if self.label in PLUGINS else self.build)
 
 
 def predicted_moment(before: World, predicted: World) -> float:
@@ -224,4 +251,4 @@ def settle_bound(before: World, predicted: World) -> float:
     return DEFAULT_SETTLE + predicted_moment(before, predicted) + 40 * (len(predicted.evicted) - len(before.evicted))
 
 
-__all__ = ["ScenarioRun", "settle_bound", "settle_window"]
+__all__ = ["Acted", "PodRun", "settle_bound", "settle_window"]

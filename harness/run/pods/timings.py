@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from harness.run.faults import PREEMPTED_BY
+from harness.run.pods.faults import PREEMPTED_BY
 from harness.run.pods.history import PodLog, Version
 
 

@@ -24,11 +24,11 @@ from harness.clusters.local import LocalCluster
 from harness import gates
 from harness.errors import KitError
 from harness.kube import Kube
-from harness.run.placement import why_alone
+from harness.run.pods.placement import why_alone
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.result import Result
-from harness.run.pods.scenario_run import ScenarioRun
-from harness.run.verdict import failed
+from harness.run.pods.scenario_run import PodRun
+from harness.run.pods.verdict import failed
 from harness.formats.pods import Scenario
 
 MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
@@ -55,17 +55,17 @@ class Batch:
         self.release = release or self._release_of(kube)
         self.results: dict[tuple[str, int], Result] = {}
         self.wall = 0.0
-        self._runs: list[ScenarioRun] = []
+        self._runs: list[PodRun] = []
         self._lock = threading.Lock()
 
     def _run(self, kubeconfig: Path, s: Scenario, copy: int, log: Path | None,
-             cluster: LocalCluster | None = None) -> ScenarioRun:
+             cluster: LocalCluster | None = None) -> PodRun:
         # A scenario specified for another build is still run, against its own
         # semantics, so the report shows what this build lacks.
         build, release = s.semantics(self.build, self.release)
         cluster = cluster or self.local
         settings = cluster.options.gates if cluster is not None else gates.Settings()
-        r = ScenarioRun(kubeconfig, s, build, self.run_id,
+        r = PodRun(kubeconfig, s, build, self.run_id,
                         self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release,
                         cluster_release=self.release, timelines=self.timelines, gates=settings.gates)
         r.result.gates = settings.describe()
