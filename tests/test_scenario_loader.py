@@ -105,3 +105,15 @@ def test_bad_duration(tmp_path):
 
 def test_missing_file():
     assert "no such scenario file" in error_of("/nonexistent/x.yaml")
+
+
+def test_every_at_once_claim_runs_on_a_quiet_cluster():
+    """A scenario that says one event retries a pod at once (scenarios/README.md) is alone: on a
+    shared cluster other scenarios' events retry the pod soon anyway, so a build that drops the
+    wake-up would pass there (queue-any-term-repeller-retries-at-once lacked it once)."""
+    from harness import FILES
+
+    at_once = sorted((FILES / "scenarios").glob("*-at-once.yaml"))
+    assert at_once
+    shared = [p.stem for p in at_once if not load(p).alone]
+    assert shared == []
