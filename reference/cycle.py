@@ -13,7 +13,7 @@ from datetime import timedelta
 from . import podgroup
 from .objects import Pod
 from .preemption import PLUGINS, Prediction, predict
-from .release import NOMINATION_CLEARED_ON_BINDING, TERMINATING_VICTIMS_SKIPPED, has
+from .release import NOMINATION_CLEARED_ON_BINDING, PREEMPTION_SUCCESS_MESSAGE, TERMINATING_VICTIMS_SKIPPED, has
 from .requeue import ClusterEvent, nomination_changed, pod_bound
 from .world import World, hold, park, set_pod, wake
 
@@ -36,6 +36,8 @@ def attempt(world: World, key: str) -> World:
         return wake(world, pod_bound(bound))
     if pr.outcome == "preempt":
         victims = pr.victims[chosen]
+        pr = replace(pr, message=success_message(pr.message, chosen, len(victims), world.release))
+        world = replace(world, predictions=world.predictions[:-1] + (pr,))
         skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
         world, evicted = _preempt_victims(world, victims)
         # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
@@ -60,6 +62,15 @@ def attempt(world: World, key: str) -> World:
         world = set_pod(world, pod.with_(nominated_node_name=""))
     world = park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key, pr.rejectors)
     return wake(world, nomination_changed(pod, "")) if cleared else world
+
+
+def success_message(filter_message: str, node: str, victims: int, release: str) -> str:
+    """A preemptor's message after its preemption succeeded: from 1.37 DefaultPreemption's PostFilter
+    status carries the placement (preemption.go Evaluator.Preempt, prefixed by default_preemption.go
+    PostFilter), which the fit error appends to the filter reasons (framework/types.go FitError.Error)."""
+    if not has(release, PREEMPTION_SUCCESS_MESSAGE):
+        return filter_message
+    return f"{filter_message} preemption: found a potential placement for pod on node {node}, preempting {victims} victims"
 
 
 def attempt_group(world: World, key: str) -> World:

@@ -424,7 +424,9 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
         name: tuple(p.key for p in state.nominated_to(name) if p.key != pod.key and p.priority < pod.priority)
         for name in chosen
     }
+    # The attempt still failed: the pod is left pending with the filter phase's message (what a
+    # successful preemption adds to it depends on the release: reference.cycle.success_message).
     return Prediction(
         pod.key, "preempt", chosen, victims=victims, nominations_cleared=cleared, per_node=tuple(verdicts),
-        reasons=(f"node chosen by {criterion}",), rejectors=rejectors,
+        reasons=(f"node chosen by {criterion}",), rejectors=rejectors, message=filter_msg,
     )

@@ -55,6 +55,11 @@ ANY_TERM_IN_AFFINITY_HINTS = Switch(
     "any-term-in-affinity-hints", "1.37", "kubernetes#139161",
     "InterPodAffinity's queueing hint wakes a parked pod when a deleted pod matches any of its anti-affinity "
     "terms, not only all of them")
+PREEMPTION_SUCCESS_MESSAGE = Switch(
+    "preemption-success-message", "1.37", "kubernetes#140180",
+    "a preemptor left pending after a successful preemption has a message that ends with "
+    "'preemption: found a potential placement for pod on node N, preempting K victims' (K counts "
+    "every victim of the chosen node, already terminating ones too); before, the filter reasons only")
 
 # Pod groups (gang scheduling and workload-aware preemption), alpha in 1.36 and beta in 1.37: the
 # beta reworked the preemption search and the queue (docs/research/workload-aware-preemption.md).
@@ -77,7 +82,8 @@ GROUP_NOMINATED_WHERE_PLACED = Switch(
     "preemption placed it on (1.36 nominates the pods that fitted in the failed attempt, to the node "
     "they fitted on there)")
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
-            NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, GROUP_PRIORITY_MUST_MATCH,
+            NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, PREEMPTION_SUCCESS_MESSAGE,
+            GROUP_PRIORITY_MUST_MATCH,
             GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED)
 
 

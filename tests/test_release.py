@@ -88,3 +88,15 @@ def test_a_switch_with_a_gate_follows_the_gate_where_one_is_set():
     assert has("1.35", NOMINATION_CLEARED_ON_BINDING, (("kube-scheduler", "ClearingNominatedNodeNameAfterBinding", False),))
     # A switch without a gate of its own ignores gates.
     assert has("1.35", ONE_PREEMPTION_AT_A_TIME, off)
+
+
+def test_from_137_a_preemptors_message_names_the_placement_and_its_victims():
+    """kubernetes#140180: Evaluator.Preempt's Success status carries 'found a potential placement for
+    pod on node N, preempting K victims', which the fit error appends after 'preemption: '; 1.36 and
+    earlier leave the filter reasons alone."""
+    from reference.cycle import success_message
+
+    reasons = "0/1 nodes are available: 1 Insufficient example.com/slot."
+    assert success_message(reasons, "n1", 2, "1.36") == reasons
+    assert success_message(reasons, "n1", 2, "1.37") == (
+        reasons + " preemption: found a potential placement for pod on node n1, preempting 2 victims")
