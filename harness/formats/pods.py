@@ -251,10 +251,11 @@ class Scenario(Strict):
                 errors.append(f"{where}.group: no pod group named {p.group!r} (podGroups: {', '.join(groups) or 'none'})")
         for i, p in enumerate(self.pods):
             g = groups.get(p.group)
-            if g is not None and p.priorityClassName != g.priorityClassName:
-                # 1.37 fails the whole group's cycle on such a pod: the set-up could not place it.
+            if g is not None and p.priorityClassName != g.priorityClassName and not p.bypassScheduler:
+                # 1.37 fails the whole group's cycle on such a pod: the set-up could not place it
+                # (one bound directly, by nodeName, never meets that check).
                 errors.append(f"pods[{i}].class: an initial pod of group {g.name!r} has its group's class "
-                              f"({g.priorityClassName or 'none'})")
+                              f"({g.priorityClassName or 'none'}), unless it is bound directly (bypassScheduler: true)")
         for i, p in enumerate(self.pods):
             if p.name in pods:
                 errors.append(f"pods[{i}].name: {p.name!r} is defined twice")
