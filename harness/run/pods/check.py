@@ -220,5 +220,6 @@ def reasons(before: World, predicted: World, outcomes: int) -> list[str]:
             extra = "; ".join(f"{k} {why}" for k, why in v.exempted)
             out.append(f"  {pr.pod} node {v.node}: {v.reason}" + (f"; exempted: {extra}" if extra else ""))
     if outcomes > 1:
-        out.append(f"  ({outcomes} outcomes allowed by ties; the closest is shown)")
+        out.append(f"  ({outcomes} outcomes allowed by ties, pods due to go about the action, or the course past "
+                   "a mid-way look's moment; the closest is shown)")
     return out

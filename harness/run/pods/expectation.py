@@ -8,7 +8,7 @@ what the cluster showed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from reference import scheduler as sched
 from reference.release import DEFAULT_RELEASE
@@ -54,6 +54,65 @@ def trajectory(world: World, step: Step, namespace: str = "default") -> list[tup
             break
         world = sched.advance(world, ends[0], flush=False)
         out.append(((world.now - start).total_seconds(), sched.view(world)))
+    return out
+
+
+# How long after the action a terminating pod's end still races the scheduler's first attempt at
+# what the step changed: the scheduler takes the step's pod from its informer and queue, kwok
+# removes a terminating pod at its deletionTimestamp, and neither waits for the other.
+RACE = timedelta(seconds=1)
+
+
+def due_first(before: World, step: Step, done_at: datetime, namespace: str = "default") -> list[World]:
+    """The step's outcomes had the terminating pods due by ``done_at`` (the action done) and RACE
+    after it been gone before the scheduler first tried anything the step changed: for each
+    moment such a pod is due, in order, every outcome ``sched.branches`` gives from there; none
+    when no pod is due so soon.
+
+    The model otherwise lets the action come first (x11-0005: a preemptor created in the second
+    a terminating pod was due; the model had it preempt elsewhere, the scheduler, slower than
+    kwok, found the room already free)."""
+    due = sorted({p.deletion_timestamp for p in before.state.pods
+                  if p.deletion_timestamp is not None and p.deletion_timestamp <= done_at + RACE})
+    out: list[World] = []
+    for moment in due:
+        early = sched.advance(before, moment, flush=False)
+        out += sched.branches(early, lambda w: apply_step(w, step, namespace))
+    return out
+
+
+def later_states(worlds: list[World], until: datetime) -> list[World]:
+    """Each world's course on from its moment up to ``until``: the world at each moment one of its
+    terminating pods is predicted gone. A step looked at mid-way (``settle``) is watched past its
+    moment (the quiet time, a lagging cluster's grace), and kwok ends a pod at its
+    deletionTimestamp whether the scheduler has caught up or not: the state the model puts at the
+    moment may end, or never show, before the look does."""
+    out: list[World] = []
+    for world in worlds:
+        for _ in range(100):
+            ends = [p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None]
+            if not ends or min(ends) > until:
+                break
+            world = sched.advance(world, min(ends), flush=False)
+            out.append(world)
+    return out
+
+
+def retried_after_failure(before: World, predicted: World) -> list[str]:
+    """Pods the step's outcome places (bound, or nominated with victims) on an attempt that
+    follows a failed one: a pod parked before the step, or one that failed in it (a preemptor
+    tried again once its victims are gone). The scheduler tries such a pod again only once its
+    backoff is over (``backoff_queue.go`` getBackoffTime: 1 s doubling per failure to
+    podMaxBackoffSeconds, 10 s, from its last failure; pods in backoffQ pop early only when
+    activeQ is empty), and on a shared cluster other scenarios' events retry it and add to its
+    failures, so the model cannot know that backoff; it puts the attempt at the event that woke
+    the pod."""
+    failed = set(before.parked_keys())
+    out: list[str] = []
+    for pr in predicted.predictions[len(before.predictions):]:
+        if pr.pod in failed and pr.outcome in ("schedule", "preempt") and pr.pod not in out:
+            out.append(pr.pod)
+        failed.add(pr.pod)
     return out
 
 
@@ -184,4 +243,5 @@ def model_rejections(world: World) -> dict[str, str]:
     return dict(world.rejected)
 
 
-__all__ = ["Mismatch", "apply_step", "check_expect", "model_messages", "simulate", "settle"]
+__all__ = ["Mismatch", "apply_step", "check_expect", "due_first", "later_states", "model_messages",
+           "retried_after_failure", "simulate", "settle"]

@@ -20,6 +20,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from kubernetes.client.exceptions import ApiException
@@ -32,7 +33,8 @@ from harness.run.names import Names
 from harness.run.pods import check
 from harness.run.pods.act import PodClient
 from harness.run.pods.archive import Archive, keep_failure, keep_timeline
-from harness.run.pods.expectation import apply_step, check_expect, trajectory
+from harness.run.pods.expectation import (apply_step, check_expect, due_first, later_states, retried_after_failure,
+                                          trajectory)
 from harness.run.pods.history import PodHistory
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.place import claim_nodes, place_initial_pods
@@ -42,6 +44,7 @@ from harness.run.scenario import ScenarioRun
 from harness.run.settle import settle
 from reference import scheduler as sched
 from reference.preemption import PLUGINS
+from reference.queue import BACKOFF_MAX
 from reference.release import DEFAULT_RELEASE
 from reference.scheduler import World
 
@@ -49,6 +52,9 @@ QUIET = 2.0  # seconds a settled outcome must hold before it is taken as final
 PRESSURE_QUIET = 15.0
 DEFAULT_SETTLE = 30.0
 LAG = 5.0  # seconds a step with ``settle:`` gives a lagging cluster past that moment
+# What a pod tried again after a failure may wait past the event that woke it: its backoff, at most
+# podMaxBackoffSeconds, and the 1 s backoffQ ordering window its expiry is aligned to.
+RETRY_LAG = BACKOFF_MAX.total_seconds() + 1.0
 
 
 @dataclass(frozen=True)
@@ -169,7 +175,11 @@ class PodRun(ScenarioRun):
             quiet = PRESSURE_QUIET
         else:
             self.client.perform(step, self.cancel)
-        return Acted(started, before, worlds, quiet, time.monotonic(), time.time())
+        at, at_wall = time.monotonic(), time.time()
+        if step.pressure is None:
+            # A terminating pod due about now may leave before the scheduler first tries the step's pods.
+            worlds += due_first(before, step, datetime.fromtimestamp(at_wall, timezone.utc))
+        return Acted(started, before, worlds, quiet, at, at_wall)
 
     def check(self, i: int, step: Step, acted: Acted) -> StepRecord:
         """Wait until the record shows one of the model's outcomes (held quiet) or the step's time
@@ -177,8 +187,12 @@ class PodRun(ScenarioRun):
         assert self.record is not None
         before, worlds, quiet = acted.before, acted.worlds, acted.quiet
         if step.settle:
-            look_from, deadline = settle_window(step.settle.total_seconds(), quiet)
-            lifecycle.pause(look_from, self.cancel)
+            retried = any(retried_after_failure(before, w) for w in worlds)
+            look_from, deadline = settle_window(step.settle.total_seconds(), quiet, retried)
+            # The model's course on past its moment, up to the look's end: kwok's ends come on time.
+            worlds = worlds + later_states(worlds, datetime.fromtimestamp(acted.at_wall + look_from + deadline,
+                                                                          timezone.utc))
+            lifecycle.pause(max(0.0, look_from - (time.monotonic() - acted.at)), self.cancel)
         else:
             deadline = max(settle_bound(before, w) for w in worlds)
         rejected = self.client.rejected
@@ -234,14 +248,16 @@ def predicted_moment(before: World, predicted: World) -> float:
     return max(0.0, (predicted.now - before.now).total_seconds())
 
 
-def settle_window(at: float, quiet: float) -> tuple[float, float]:
+def settle_window(at: float, quiet: float, retried: bool = False) -> tuple[float, float]:
     """For a step with ``settle: at``: when after the action to start looking, and for how long.
 
     Its outcome is the cluster's state ``at`` seconds after the action (scenarios/README.md): a
     match must hold over the quiet time that ends there, so a look that began at once could not
-    pass a scheduler that acts too early; a cluster that lags behind gets LAG more."""
+    pass a scheduler that acts too early; a cluster that lags behind gets LAG more, and RETRY_LAG
+    more when the outcome rests on a pod tried again after a failure (``retried``,
+    expectation.retried_after_failure), whose backoff the model does not know."""
     look_from = max(0.0, at - quiet)
-    return look_from, at - look_from + LAG
+    return look_from, at - look_from + LAG + (RETRY_LAG if retried else 0.0)
 
 
 def settle_bound(before: World, predicted: World) -> float:
