@@ -149,7 +149,8 @@ def matrix(args) -> int:
     if args.kubeconfig is not None:
         classes, source = _live_classes(args.kubeconfig), f"the cluster of {args.kubeconfig}"
     else:
-        from harness.formats.pods import load, to_class
+        from harness.formats.pods import load
+        from harness.formats.pod_model import to_class
 
         classes, source = tuple(to_class(c) for c in load(args.file).priorityClasses), str(args.file)
     if not classes:

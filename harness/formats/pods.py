@@ -1,7 +1,7 @@
 """The pod scenario format (scenarios/*.yaml): one behaviour per YAML file, validated before anything runs.
 
 scenarios/README.md documents the format for people; this module is its
-schema and its bridge to the model (reference.objects). Reading, errors and
+schema (its bridge to the model, reference.objects, is harness.formats.pod_model). Reading, errors and
 the id rule are the shared reader's (harness.formats.common): unknown fields,
 wrong types, dangling names and impossible values are a ``ScenarioError``
 naming the file, the path inside it and what was expected.
@@ -11,24 +11,11 @@ from __future__ import annotations
 
 from harness import SCENARIOS
 
-from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
 
-from reference.objects import (
-    ClusterState,
-    LabelSelector,
-    Node,
-    Pod,
-    PodAffinityTerm,
-    PodDisruptionBudget,
-    PodGroup,
-    PriorityClass,
-    Taint,
-    Toleration,
-)
 
 from reference import podgroup
 from reference.admission import SYSTEM_CLASSES
@@ -37,7 +24,7 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 from harness import gates
 from harness.formats import common
 from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioError, ScenarioId, Strict, dupes, field_path
-from harness.kube import NODE_STORAGE, SLOT
+from harness.kube import NODE_STORAGE
 from harness.targets import BUILDS
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
@@ -354,67 +341,3 @@ def load_all(directory: str | Path) -> list[Scenario]:
 def load_sources(sources: list[Path] | None = None) -> list[Scenario]:
     """Every scenario in ``sources`` (files or folders; default: the kit's catalogue)."""
     return common.load_sources(sources or [CATALOGUE], load)
-
-
-# --- to the model -----------------------------------------------------------------
-
-
-def to_class(c: ClassSpec) -> PriorityClass:
-    return PriorityClass(c.name, c.value, c.globalDefault, c.preemptionPolicy, tuple(sorted(c.annotations.items())),
-                         c.description)
-
-
-def to_node(n: NodeSpec) -> Node:
-    return Node(n.name, labels=tuple(sorted(n.labels.items())),
-                allocatable=(("pods", 110), (SLOT, n.slots), (EPHEMERAL_STORAGE, NODE_STORAGE)),
-                taints=tuple(Taint(t.key, t.effect, t.value) for t in n.taints))
-
-
-def _terms(terms: list[AffinityTerm]) -> tuple[PodAffinityTerm, ...]:
-    return tuple(PodAffinityTerm(LabelSelector(tuple(sorted(t.labels.items()))), TOPOLOGY[t.topology]) for t in terms)
-
-
-def to_pod(p: PodSpec, namespace: str = "default", **facts: Any) -> Pod:
-    """The model's view of a scenario pod; ``facts`` are what admission and the cluster decided."""
-    fields: dict[str, Any] = dict(
-        labels=tuple(sorted(p.labels.items())), priority_class_name=p.priorityClassName,
-        requests=tuple((r, q) for r, q in ((SLOT, p.slots), (EPHEMERAL_STORAGE, p.storageRequest)) if q),
-        usage=((EPHEMERAL_STORAGE, p.writes),), termination_grace_seconds=p.grace,
-        node_selector=tuple(sorted(p.nodeSelector.items())),
-        tolerations=tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in p.tolerations),
-        pod_affinity=_terms(p.podAffinity), pod_anti_affinity=_terms(p.podAntiAffinity), group=p.group,
-    )
-    return Pod(p.name, namespace, **{**fields, **facts})
-
-
-def to_group(g: PodGroupSpec, namespace: str = "default") -> PodGroup:
-    return PodGroup(g.name, namespace, min_count=g.minCount or 0, priority_class_name=g.priorityClassName,
-                    disruption=g.disruptionMode)
-
-
-def to_pdb(b: PdbSpec, namespace: str, disruptions_allowed: int | None = None) -> PodDisruptionBudget:
-    """The model's PDB: with the observed status, or (None) computed from pods as the controller would."""
-    return PodDisruptionBudget(b.name, namespace, LabelSelector(tuple(sorted(b.selector.items()))),
-                               disruptions_allowed if disruptions_allowed is not None else -1,
-                               min_available=b.minAvailable if disruptions_allowed is None else None)
-
-
-def initial_state(s: Scenario, now: datetime) -> ClusterState:
-    """The scenario's declared start, as if every initial pod had been admitted and placed in order."""
-    from reference.admission import admit_pod, admit_pod_group
-
-    state = ClusterState(tuple(to_class(c) for c in s.priorityClasses), tuple(to_node(n) for n in s.nodes))
-    for i, g in enumerate(s.podGroups):
-        decision = admit_pod_group(state, to_group(g))
-        if not decision:
-            raise ScenarioError(f"{s.id}: podGroups[{i}]: {g.name} rejected by admission: {decision.reason}")
-        state = state.with_group(decision.obj)
-    for i, p in enumerate(s.pods):
-        when = now - timedelta(seconds=len(s.pods) - i)
-        decision = admit_pod(state, to_pod(p))
-        if not decision:
-            raise ScenarioError(f"{s.id}: pods[{i}]: {p.name} rejected by admission: {decision.reason}")
-        pod = decision.obj.with_(node_name=p.node, start_time=when,
-                                 scheduled_at=None if p.bypassScheduler else when)
-        state = state.with_pod(pod)
-    return state

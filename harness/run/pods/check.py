@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from harness.formats.pods import Scenario, to_class, to_group, to_node, to_pdb, to_pod
+from harness.formats.pod_model import to_class, to_group, to_node, to_pdb, to_pod
+from harness.formats.pods import Scenario
 from harness.kube import condition, disrupted_by_preemption
 from harness.run.pods.faults import Fault, preempted_again
 from harness.run.names import Names

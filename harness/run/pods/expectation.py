@@ -16,7 +16,8 @@ from reference.admission import Rejected, validate_class_create, validate_class_
 from reference.scheduler import PodView, World
 
 from harness.formats.common import ScenarioError
-from harness.formats.pods import Expect, Scenario, Step, initial_state, to_class, to_pdb, to_pod
+from harness.formats.pod_model import initial_state, to_class, to_pdb, to_pod
+from harness.formats.pods import Expect, Scenario, Step
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
