@@ -3,21 +3,8 @@
 import pytest
 
 from reference.binding.objects import ABSENT, SCHEDULED, UNSCHEDULABLE, WAITING, App, Binding, KarmadaClass, Member
-from reference.binding.predict import (
-    UNSET,
-    CreateClass,
-    Delete,
-    DeleteClass,
-    Expect,
-    Plan,
-    Propagate,
-    Scale,
-    SetScheduler,
-    Step,
-    Undetermined,
-    Wait,
-    predict,
-)
+from reference.binding.plan import CreateClass, Delete, DeleteClass, Expect, Plan, Propagate, Scale, SetScheduler, Step, Wait
+from reference.binding.predict import UNSET, Undetermined, predict
 from reference.binding.priority import Built, ClassMissing, apply_policy, resolve_priority
 from reference.binding.queue import needs_scheduling, retried_after_failure, start_orders
 from reference.binding.scheduling import DoesNotFit, Placed, attempt, free_replicas, webster

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from harness.formats.bindings import CATALOGUE, disagreements, load, load_dir
-from harness.formats.pods import ScenarioError, load_sources
+from harness.formats.common import ScenarioError
+from harness.formats.pods import load_sources
 from reference.binding.objects import KarmadaClass, Member
-from reference.binding.predict import UNSET, Propagate, SetScheduler, predict
+from reference.binding.plan import Propagate, SetScheduler
+from reference.binding.predict import UNSET, predict
 from tests.builders import KARMADA_SCENARIO
 
 SCENARIOS = load_dir(CATALOGUE)

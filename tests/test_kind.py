@@ -9,7 +9,7 @@ import yaml
 
 from harness.clusters import kind
 from harness.host import lifecycle
-from harness.build import node_image
+from harness.build import base_image, node_image
 from harness.clusters.config import scheduler_config
 from harness.errors import KitError
 from harness.targets import BUILDS
@@ -123,11 +123,11 @@ def test_teardown_commands_run_when_the_directory_is_reaped(tmp_path):
 
 def test_the_debian_mirror_comes_from_apt_sources_or_the_environment(monkeypatch):
     monkeypatch.setenv("PRIORITYKIT_DEBIAN_MIRROR", "http://mirror.example/debian")
-    assert node_image.debian_mirror() == "http://mirror.example/debian"
+    assert base_image.debian_mirror() == "http://mirror.example/debian"
 
 
 def test_the_base_recipe_names_what_kind_units_and_the_holdout_image_need():
-    recipe = yaml.safe_load(node_image.BASE_RECIPE.read_text())
+    recipe = yaml.safe_load(base_image.BASE_RECIPE.read_text())
     assert {"systemd", "containerd", "runc", "containernetworking-plugins", "busybox-static"} <= set(recipe["packages"])
     assert recipe["links"]["usr/local/bin/containerd"] == "/usr/bin/containerd"  # kind's unit runs that path
     assert set(recipe["enable_units"]) == {"kubelet.service", "containerd.service", "undo-mount-hacks.service"}
@@ -156,12 +156,12 @@ def test_the_node_preloads_what_kubeadm_names_less_what_the_cluster_never_runs(t
 
 
 def test_a_missing_debootstrap_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(node_image, "base_tag", lambda text, d: "prioritykit/kind-base:x")
-    monkeypatch.setattr(node_image, "image_exists", lambda ref: False)
-    monkeypatch.setattr(node_image.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(node_image.shutil, "which", lambda name: None)
+    monkeypatch.setattr(base_image, "base_tag", lambda text, d: "prioritykit/kind-base:x")
+    monkeypatch.setattr(base_image, "image_exists", lambda ref: False)
+    monkeypatch.setattr(base_image.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(base_image.shutil, "which", lambda name: None)
     with pytest.raises(KitError, match="needs debootstrap"):
-        node_image.ensure_base(Path("/nonexistent"))
+        base_image.ensure_base(Path("/nonexistent"))
 
 
 # --- which scenarios run on real kubelets -----------------------------------------------

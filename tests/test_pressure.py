@@ -9,7 +9,8 @@ import pytest
 from kubernetes import client
 
 from harness.clusters import kind, pressure
-from harness.formats.pods import ScenarioError, load
+from harness.formats.common import ScenarioError
+from harness.formats.pods import load
 from harness.run.names import Names
 from harness.run.pods.act import v1_pod
 from harness.run.pods.check import evicted_for_pressure

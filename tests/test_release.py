@@ -67,7 +67,7 @@ def test_a_scenario_outside_its_releases_is_predicted_at_the_nearest_release_it_
 
 
 def test_a_bad_release_range_names_the_field(tmp_path):
-    from harness.formats.pods import ScenarioError
+    from harness.formats.common import ScenarioError
 
     bad = (SCENARIOS / "preempt-nomination-kept-when-bound.yaml").read_text().replace('"<1.35"', '"1.35+"')
     f = tmp_path / "preempt-nomination-kept-when-bound.yaml"

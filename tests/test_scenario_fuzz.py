@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.run.pods.expectation import simulate
-from harness.formats.pods import ScenarioError, load
+from harness.formats.common import ScenarioError
+from harness.formats.pods import load
 
 SEED = yaml.safe_load((Path(__file__).parent.parent / "scenarios" / "pdb-budget-left-no-violation.yaml").read_text())
 

@@ -4,7 +4,8 @@ import textwrap
 
 import pytest
 
-from harness.formats.pods import ScenarioError, load
+from harness.formats.common import ScenarioError
+from harness.formats.pods import load
 
 GOOD = """
 id: {id}

@@ -204,7 +204,7 @@ def check_karmada(state: RunState) -> None:
 
 def check_kind(state: RunState) -> None:
     """A Docker host that cannot run kind is one error before anything is built."""
-    from harness.build.node_image import image_exists
+    from harness.build.base_image import image_exists
     from harness.clusters.kind import preflight
 
     opts = state.options

@@ -2,7 +2,7 @@
 
 Each pod of a campaign's Indexed Job (harness/campaign) runs ``./kit conformance`` on its own
 local cluster, so it needs the kit, its Python dependencies and the control plane's binaries,
-and no registry is reachable to pull any of them from. Like the kind node image (``node_image``),
+and no registry is reachable to pull any of them from. Like the kind node image (``node_image``, on ``base_image``),
 this image is assembled from what the build host has:
 
 - a Debian rootfs by debootstrap with Debian's python3 (``data/runner-image.yaml``), checked to
@@ -40,7 +40,7 @@ import yaml
 
 from harness import DATA, REPO
 from harness.build import pins, toolchain
-from harness.build.node_image import debootstrap, file_digest, image_exists, require_debootstrap, run, scratch
+from harness.build.base_image import debootstrap, file_digest, image_exists, require_debootstrap, run, scratch
 from harness.errors import KitError
 from harness.host import console
 from harness.host.cache import cache_root

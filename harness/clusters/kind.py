@@ -178,7 +178,8 @@ def start_kwok(kubeconfig: Path, workdir: Path) -> subprocess.Popen:
 
 def make_scheduler_image(binary: Path) -> str:
     """An image of a user's kube-scheduler binary, to load into the nodes."""
-    from harness.build.node_image import file_digest, import_binary_image
+    from harness.build.base_image import file_digest
+    from harness.build.node_image import import_binary_image
 
     ref = f"{USER_IMAGE_REPO}:{file_digest(binary)[:12]}"
     import_binary_image(ref, binary)

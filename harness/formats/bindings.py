@@ -19,21 +19,8 @@ from pydantic import Field, field_validator, model_validator
 
 from reference.admission import HIGHEST_USER_DEFINABLE, SYSTEM_PREFIX
 from reference.binding.objects import ABSENT, SCHEDULED, STATES, App, KarmadaClass, Member
-from reference.binding.predict import (
-    UNSET,
-    CreateClass,
-    Delete,
-    DeleteClass,
-    Expect,
-    Plan,
-    Propagate,
-    Scale,
-    SetScheduler,
-    Step,
-    StepExpectation,
-    Unset,
-    Wait,
-)
+from reference.binding.plan import CreateClass, Delete, DeleteClass, Expect, Plan, Propagate, Scale, SetScheduler, Step, Wait
+from reference.binding.predict import UNSET, StepExpectation, Unset
 
 from harness.formats import common
 from harness.formats.common import KARMADA, Duration, Name, ScenarioId, Strict, dupes, field_path
@@ -237,7 +224,7 @@ class KarmadaScenario(Strict):
         return common.least_seconds(self.steps)
 
     def to_plan(self) -> Plan:
-        """The scenario as the model reads it (reference.binding.predict)."""
+        """The scenario as the model reads it (reference.binding.plan)."""
         return Plan(
             members=tuple(Member(m.name, m.cpu) for m in self.members),
             classes=tuple(KarmadaClass(c.name, c.value) for c in self.priorityClasses),

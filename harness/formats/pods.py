@@ -23,7 +23,7 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 
 from harness import gates
 from harness.formats import common
-from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioError, ScenarioId, Strict, dupes, field_path
+from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioId, Strict, dupes, field_path
 from harness.kube import NODE_STORAGE
 from harness.targets import BUILDS
 

@@ -9,6 +9,8 @@ One module per concept:
 - priority     the detector: what a binding's priority becomes, and when it is rebuilt
 - queue        the order karmada-scheduler tries bindings in
 - scheduling   one scheduling attempt: Divided replicas, Aggregated, against member room
+- plan         a scenario as the model reads it: members, classes, steps
+- world        the world between steps, and how the detector and karmada-scheduler change it
 - predict      a scenario's steps chained into expectations, with reasons
 
 docs/research/karmada-binding-priority.md holds the facts and their code pointers.

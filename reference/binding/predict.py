@@ -12,86 +12,21 @@ in a replica split), the model follows every branch and an expectation holds
 the union. A binding whose state would differ between branches cannot be
 predicted: ``predict`` raises ``Undetermined``, and the scenario must be written
 so that it does not depend on that choice.
+
+The scenario as read is ``plan``; a world and how each component changes it is
+``world``; here are the steps between them and the expectations, the contract
+with the runner.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
-from itertools import permutations
-from typing import Mapping, Union
+from dataclasses import dataclass, replace
+from typing import Mapping
 
-from .objects import ABSENT, App, Binding, KarmadaClass, Member
-from .priority import ClassMissing, apply_policy
-from .queue import needs_scheduling, retried_after_failure, start_orders
-from .scheduling import DoesNotFit, attempt
-
-
-# --- the input: a scenario as the model reads it ------------------------------------
-
-
-@dataclass(frozen=True)
-class CreateClass:
-    cls: KarmadaClass
-
-
-@dataclass(frozen=True)
-class DeleteClass:
-    name: str
-
-
-@dataclass(frozen=True)
-class Propagate:
-    """Create the Deployment and its PropagationPolicy."""
-
-    app: App
-
-
-@dataclass(frozen=True)
-class Scale:
-    """Change the Deployment's replicas: a template spec change, so the detector reconciles it."""
-
-    app: str
-    replicas: int
-
-
-@dataclass(frozen=True)
-class Delete:
-    """Delete the Deployment and its policy; the garbage collector removes the binding."""
-
-    app: str
-
-
-@dataclass(frozen=True)
-class SetScheduler:
-    running: bool
-
-
-@dataclass(frozen=True)
-class Wait:
-    seconds: float  # nothing the model follows happens on a timer within a scenario's length
-
-
-Action = Union[CreateClass, DeleteClass, Propagate, Scale, Delete, SetScheduler, Wait]
-
-
-@dataclass(frozen=True)
-class Expect:
-    order: tuple[str, ...] | None = None  # apps whose first-scheduled order is asked for
-
-
-@dataclass(frozen=True)
-class Step:
-    action: Action | None = None
-    expect: Expect | None = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    members: tuple[Member, ...]
-    classes: tuple[KarmadaClass, ...] = ()  # exist before the first step
-    steps: tuple[Step, ...] = ()
-    gate: bool = True  # PriorityBasedScheduling in karmada-scheduler (always on in the controller-manager)
+from .objects import ABSENT
+from .plan import Action, CreateClass, Delete, DeleteClass, Expect, Plan, Propagate, Scale, SetScheduler, Wait
+from .world import World, dedup, heard, reconcile, retries, start
 
 
 # --- the output: the contract with the runner ----------------------------------------
@@ -138,153 +73,6 @@ class Undetermined(ValueError):
     """The scenario's outcome depends on a choice Karmada does not fix."""
 
 
-# --- the world between steps ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class World:
-    gate: bool
-    members: tuple[Member, ...]
-    classes: tuple[KarmadaClass, ...] = ()
-    apps: tuple[App, ...] = ()  # templates that exist now
-    seen: tuple[str, ...] = ()  # every app ever propagated, in order
-    bindings: tuple[Binding, ...] = ()
-    retrying: frozenset[str] = frozenset()  # apps whose last reconcile failed: the detector retries them
-    running: bool = True
-    first_scheduled: tuple[str, ...] = ()
-    # (app, why the priority, why the state): the reasons an expectation carries.
-    why: tuple[tuple[str, str, str], ...] = field(default=(), compare=False)
-
-    @property
-    def class_map(self) -> dict[str, KarmadaClass]:
-        return {c.name: c for c in self.classes}
-
-    def app(self, name: str) -> App | None:
-        return next((a for a in self.apps if a.name == name), None)
-
-    def binding(self, app: str) -> Binding | None:
-        return next((b for b in self.bindings if b.app == app), None)
-
-    def reasons(self, app: str) -> tuple[str, str]:
-        return next(((p, s) for a, p, s in self.why if a == app), ("", ""))
-
-    def noted(self, app: str, priority: str | None = None, state: str | None = None) -> World:
-        p, s = self.reasons(app)
-        rest = tuple(w for w in self.why if w[0] != app)
-        return replace(self, why=rest + ((app, p if priority is None else priority, s if state is None else state),))
-
-    def with_binding(self, b: Binding) -> World:
-        return replace(self, bindings=tuple(x for x in self.bindings if x.app != b.app) + (b,))
-
-
-def _key(w: World) -> tuple:
-    # Branches that agree on everything observable are one branch.
-    return (w.classes, w.apps, tuple(sorted(w.bindings, key=lambda b: b.app)), w.retrying, w.running,
-            w.first_scheduled)
-
-
-def _dedup(worlds: list[World]) -> list[World]:
-    out: dict[tuple, World] = {}
-    for w in worlds:
-        out.setdefault(_key(w), w)
-    return list(out.values())
-
-
-# --- the detector ---------------------------------------------------------------------
-
-
-def _reconcile(w: World, app_name: str, context: str) -> tuple[World, bool]:
-    """One reconcile of the app's template; True when its binding was created or its spec changed."""
-    app = w.app(app_name)
-    existing = w.binding(app_name)
-    built = apply_policy(app, w.class_map, existing)
-    if isinstance(built, ClassMissing):
-        w = replace(w, retrying=w.retrying | {app_name})
-        if existing is None:
-            return w.noted(app_name, "", f"{context}: {built.reason}"), False
-        _, before = w.reasons(app_name)
-        return w.noted(app_name, state="; then ".join(x for x in (before, f"{context}: {built.reason}") if x)), False
-    w = replace(w, retrying=w.retrying - {app_name}).with_binding(built.binding)
-    changed = existing is None or (existing.priority, existing.replicas, existing.cpu_milli) != (
-        built.binding.priority, built.binding.replicas, built.binding.cpu_milli)
-    w = w.noted(app_name, f"{context}: {built.reason}")
-    if changed and not w.running:
-        w = w.noted(app_name, state="karmada-scheduler is stopped: the binding has not been tried since")
-    return w, changed
-
-
-# --- karmada-scheduler -------------------------------------------------------------------
-
-
-def _try(w: World, app_name: str, why: str) -> list[World]:
-    b = w.binding(app_name)
-    outcome = attempt(b, w.members, w.bindings)
-    if isinstance(outcome, DoesNotFit):
-        stays = ("the legacy queue retries it with backoff" if retried_after_failure(w.gate) else
-                 "it stays so: freed room does not requeue it, only its own spec change, a cluster change "
-                 "or the 5-minute flush")
-        return [w.with_binding(replace(b, unschedulable=True)).noted(app_name, state=f"{why}: {outcome.reason}; {stays}")]
-    out = []
-    for clusters in sorted(outcome.assignments):
-        first = w.first_scheduled if app_name in w.first_scheduled else w.first_scheduled + (app_name,)
-        nw = replace(w.with_binding(replace(b, clusters=clusters, unschedulable=False)), first_scheduled=first)
-        out.append(nw.noted(app_name, state=f"{why}: {outcome.reason}"))
-    return out
-
-
-def _try_in_order(worlds: list[World], apps: list[str], why: str) -> list[World]:
-    for i, app in enumerate(apps):
-        nxt = []
-        for w in worlds:
-            b = w.binding(app)
-            if b is not None and needs_scheduling(b):
-                nxt += _try(w, app, why.format(n=i + 1, of=len(apps)))
-            else:
-                nxt.append(w)
-        worlds = _dedup(nxt)
-    return worlds
-
-
-def _heard(w: World, apps: list[str]) -> list[World]:
-    """The running scheduler hears of bindings created or changed in one step and tries them.
-
-    One binding is tried at once. Several that appear in the same step (a class
-    that unblocks several apps, each on its own retry timer) may come in any order.
-    """
-    todo = [a for a in apps if (b := w.binding(a)) is not None and needs_scheduling(b)]
-    if not w.running or not todo:
-        return [w]
-    if len(todo) == 1:
-        return _try_in_order([w], todo, "tried as soon as the binding appeared or changed")
-    out = []
-    for order in permutations(todo):
-        out += _try_in_order([w], list(order), f"one of {len(todo)} bindings that appeared together, tried in any order")
-    return _dedup(out)
-
-
-def _start(w: World) -> list[World]:
-    w = replace(w, running=True)
-    rule = ("priority, highest first; equal priorities in any order" if w.gate
-            else "in the informer's list order, which is not fixed (gate off: priority ignored)")
-    out = []
-    for order in start_orders(w.bindings, w.gate):
-        out += _try_in_order([w], [b.app for b in order], f"tried {{n}} of {{of}} when karmada-scheduler started ({rule})")
-    return _dedup(out)
-
-
-def _retries(w: World) -> list[World]:
-    """With the gate off, bindings that did not fit keep being retried; they take room that appeared."""
-    if not (w.running and retried_after_failure(w.gate)):
-        return [w]
-    failed = [b.app for b in w.bindings if b.unschedulable and needs_scheduling(b)]
-    if not any(attempt(w.binding(a), w.members, w.bindings) for a in failed):
-        return [w]  # every retry fails again and changes nothing
-    out = []
-    for order in permutations(failed):
-        out += _try_in_order([w], list(order), "retried by the legacy queue's backoff, in any order")
-    return _dedup(out)
-
-
 # --- steps ---------------------------------------------------------------------------------
 
 
@@ -295,10 +83,10 @@ def _apply(w: World, action: Action) -> list[World]:
         waiting = sorted(a for a in w.retrying if w.app(a).class_name == action.cls.name)
         changed = []
         for a in waiting:
-            w, ch = _reconcile(w, a, f"reconciled by the detector's retry after class {action.cls.name!r} was created")
+            w, ch = reconcile(w, a, f"reconciled by the detector's retry after class {action.cls.name!r} was created")
             if ch:
                 changed.append(a)
-        return _heard(w, changed)
+        return heard(w, changed)
     if isinstance(action, DeleteClass):
         w = replace(w, classes=tuple(c for c in w.classes if c.name != action.name))
         for b in w.bindings:
@@ -309,19 +97,19 @@ def _apply(w: World, action: Action) -> list[World]:
         return [w]
     if isinstance(action, Propagate):
         w = replace(w, apps=w.apps + (action.app,), seen=w.seen + (action.app.name,))
-        w, changed = _reconcile(w, action.app.name, "reconciled when propagated")
-        return _heard(w, [action.app.name] if changed else [])
+        w, changed = reconcile(w, action.app.name, "reconciled when propagated")
+        return heard(w, [action.app.name] if changed else [])
     if isinstance(action, Scale):
         w = replace(w, apps=tuple(replace(a, replicas=action.replicas) if a.name == action.app else a for a in w.apps))
-        w, changed = _reconcile(w, action.app, f"reconciled when the template was scaled to {action.replicas}")
-        return _heard(w, [action.app] if changed else [])
+        w, changed = reconcile(w, action.app, f"reconciled when the template was scaled to {action.replicas}")
+        return heard(w, [action.app] if changed else [])
     if isinstance(action, Delete):
         w = replace(w, apps=tuple(a for a in w.apps if a.name != action.app),
                     bindings=tuple(b for b in w.bindings if b.app != action.app), retrying=w.retrying - {action.app})
         return [w.noted(action.app, "", "deleted: the garbage collector removes the binding with its Deployment")]
     if isinstance(action, SetScheduler):
         if action.running and not w.running:
-            return _start(w)
+            return start(w)
         return [replace(w, running=action.running)]
     if isinstance(action, Wait):
         return [w]
@@ -370,8 +158,8 @@ def simulate(plan: Plan) -> list[list[World]]:
             nxt = []
             for w in worlds:
                 for after in _apply(w, step.action):
-                    nxt += _retries(after)
-            worlds = _dedup(nxt)
+                    nxt += retries(after)
+            worlds = dedup(nxt)
         history.append(worlds)
     return history
 
@@ -386,22 +174,10 @@ def predict(scenario) -> list[StepExpectation]:
 
 __all__ = [
     "UNSET",
-    "Action",
     "BindingExpectation",
-    "CreateClass",
-    "Delete",
-    "DeleteClass",
-    "Expect",
-    "Plan",
-    "Propagate",
-    "Scale",
-    "SetScheduler",
-    "Step",
     "StepExpectation",
     "Undetermined",
     "Unset",
-    "Wait",
-    "World",
     "predict",
     "simulate",
 ]
