@@ -18,7 +18,7 @@ from conformance.plugin.verdicts import judge_bindings
 pytestmark = pytest.mark.karmada
 
 
-def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run):
+def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run, request):
     from harness.run.bindings.scenario_run import BindingRun
 
     started = time.monotonic()
@@ -26,4 +26,4 @@ def test_binding_scenario(binding_scenario, karmada_plane, run_id: str, kit_run)
         result = BindingRun(karmada_plane, binding_scenario, run_id, kit_run.options.artifacts).run()
     finally:
         kit_run.karmada_seconds += time.monotonic() - started
-    judge_bindings(result)
+    judge_bindings(result, request.node.user_properties)

@@ -76,6 +76,19 @@ def test_the_shared_run_seams_know_no_scenario_kind_and_the_kinds_not_each_other
     assert wrong == []
 
 
+def test_one_module_reads_junit():
+    """A run's results have one reader (harness.run.results), so the kill matrix, the site, the merge
+    and the figures cannot each read a verdict their own way."""
+    readers = []
+    for path in _files("harness", "conformance", "benchmarks"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n.startswith(("xml.etree", "junitparser")) for n in names):
+                readers.append(str(path.relative_to(ROOT)))
+    assert sorted(set(readers)) == ["harness/run/results.py"]
+
+
 def test_the_model_imports_nothing_of_the_harness():
     found = [f"{p.relative_to(ROOT)}:{ln} {m}" for p in _files("reference") for m, _, ln in _imports(p)
              if not m.startswith("reference")]

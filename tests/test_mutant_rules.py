@@ -1,4 +1,4 @@
-"""The rule index (harness.mutant_rules): every rule has a mutant or says why not, every rule has
+"""The rule index (harness.formats.mutants, its table harness.mutants.rules): every rule has a mutant or says why not, every rule has
 a scenario or says why none can show it, every scenario it names exists, every mutant names
 rules that exist, and the table reads a kill matrix's verdicts back and shows the gaps."""
 
@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from harness import SCENARIOS, mutant_rules
-from harness import mutants as mutate
+from harness import SCENARIOS
+from harness.formats import mutants as mutant_files
+from harness.mutants import rules as mutant_rules
+from harness.mutants.runs import Run, verdicts_from_runs
 from harness.errors import KitError
 from reference import release, requeue
 
-RULES = mutant_rules.load_rules(mutate.MUTANTS)
-MUTANTS = mutate.load_all()
+RULES = mutant_files.load_rules(mutant_files.MUTANTS)
+MUTANTS = mutant_files.load_all()
 
 
 def _index(tmp_path, text: str):
@@ -51,9 +53,9 @@ def test_a_missing_scenario_is_an_error_naming_the_index_the_rule_and_the_scenar
     (scenarios / "there.yaml").write_text("id: there\n")
     d = _index(tmp_path, "- {id: a, rule: r, source: s, scenarios: [there, gone]}\n")
     with pytest.raises(KitError, match=r"rules/index\.yaml: a: scenarios: gone not in .*scenarios"):
-        mutant_rules.load_rules(d, scenarios)
+        mutant_files.load_rules(d, scenarios)
     _index(tmp_path, "- {id: a, rule: r, source: s, scenarios: [there]}\n")
-    assert mutant_rules.load_rules(d, scenarios)[0].scenarios == ["there"]
+    assert mutant_files.load_rules(d, scenarios)[0].scenarios == ["there"]
 
 
 @pytest.mark.parametrize("fields", [
@@ -69,7 +71,7 @@ def test_a_rule_gives_one_answer_each(tmp_path, fields):
     (scenarios / "there.yaml").write_text("id: there\n")
     d = _index(tmp_path, f"- {{id: a, rule: r, source: s, {fields}}}\n")
     with pytest.raises(KitError, match=r"rules/index\.yaml: a: (no_mutant and mutant_due|scenarios|scenario_due)"):
-        mutant_rules.load_rules(d, scenarios)
+        mutant_files.load_rules(d, scenarios)
 
 
 def test_every_release_switch_and_queueing_hint_has_a_rule():
@@ -88,17 +90,17 @@ def test_every_mutant_names_a_known_rule(tmp_path):
     _index(tmp_path, "- {id: a, rule: r, source: s}\n")
     bad = MUTANTS[0].model_copy(update={"rules": ["nosuch"]})
     with pytest.raises(KitError, match=r"\.yaml: rules: nosuch not in"):
-        mutant_rules.check_named([bad], tmp_path)
+        mutant_files.check_named([bad], tmp_path)
 
 
 def test_the_table_reads_the_last_kill_matrix_from_its_record():
     """The verdicts come from runs.json (the runs as data), not from the printed matrix's text."""
-    runs = {"queue-lower-priority-first": [mutate.Run("queue-lower-priority-first", "plugins",
+    runs = {"queue-lower-priority-first": [Run("queue-lower-priority-first", "plugins",
                                                       failed=["nonpreempting-user-story"]).to_json()],
-            "queue-le-precheck-inverted": [mutate.Run("queue-le-precheck-inverted", "plugins").to_json(),
-                                           mutate.Run("queue-le-precheck-inverted", "upstream").to_json()],
-            "group-rank-ignored": [mutate.Run("group-rank-ignored", "upstream", kit_errors=["podgroup-x"]).to_json()]}
-    verdicts = mutate.verdicts_from_runs({"runs": runs})
+            "queue-le-precheck-inverted": [Run("queue-le-precheck-inverted", "plugins").to_json(),
+                                           Run("queue-le-precheck-inverted", "upstream").to_json()],
+            "group-rank-ignored": [Run("group-rank-ignored", "upstream", kit_errors=["podgroup-x"]).to_json()]}
+    verdicts = verdicts_from_runs({"runs": runs})
     assert verdicts == {"queue-lower-priority-first": "killed by nonpreempting-user-story",
                         "queue-le-precheck-inverted": "SURVIVED",
                         "group-rank-ignored": "INCONCLUSIVE (failed without evidence: podgroup-x (kit error))"}
@@ -109,9 +111,9 @@ def test_the_table_reads_the_last_kill_matrix_from_its_record():
 
 
 def test_the_table_shows_each_rules_scenarios_and_says_no_scenario_plainly():
-    rules = [mutant_rules.Rule(id="shown", rule="r", source="s", no_mutant="n", scenarios=["preempt-basic"]),
-             mutant_rules.Rule(id="bare", rule="r", source="s", mutant_due="fit.go Filter"),
-             mutant_rules.Rule(id="cannot", rule="r", source="s", no_mutant="n", no_scenario="a race")]
+    rules = [mutant_files.Rule(id="shown", rule="r", source="s", no_mutant="n", scenarios=["preempt-basic"]),
+             mutant_files.Rule(id="bare", rule="r", source="s", mutant_due="fit.go Filter"),
+             mutant_files.Rule(id="cannot", rule="r", source="s", no_mutant="n", no_scenario="a race")]
     lines = mutant_rules.table(rules, [], {})
     assert any(ln.split() == ["shown", "scenarios:", "preempt-basic"] for ln in lines)
     assert any(ln.startswith("bare ") and ln.endswith("scenarios: NO SCENARIO") for ln in lines)
@@ -121,6 +123,6 @@ def test_the_table_shows_each_rules_scenarios_and_says_no_scenario_plainly():
 
 
 def test_a_rule_whose_scenario_is_due_says_what_it_needs():
-    due = mutant_rules.Rule(id="a", rule="r", source="s", no_mutant="n", scenario_due="a quiet cluster")
+    due = mutant_files.Rule(id="a", rule="r", source="s", no_mutant="n", scenario_due="a quiet cluster")
     assert mutant_rules.scenarios_line(due) == "SCENARIO DUE: a quiet cluster"
     assert mutant_rules.table([due], [], {})[-1] == "1 rules: 0 NO MUTANT, 0 with a mutant due, 1 with a scenario due, 0 NO SCENARIO"

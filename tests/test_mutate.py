@@ -1,14 +1,21 @@
 """The mutant catalogue and the kill-matrix bookkeeping, without building or running anything."""
 
-import xml.etree.ElementTree as ET
-
 import pytest
 
-from harness import mutants as mutate
+from harness.build import mutants as mutant_build
 from harness.errors import KitError
+from harness.formats import mutants as mutant_files
+from harness.mutants.runs import Run, summary, tally
+from harness.run import results
 from harness.targets import BUILDS
 
-MUTANTS = mutate.load_all()
+MUTANTS = mutant_files.load_all()
+
+
+def _report(tmp_path, xml: str) -> results.Report:
+    path = tmp_path / "run.xml"
+    path.write_text(xml)
+    return results.read(path)
 
 
 def test_the_catalogue_loads_and_covers_both_builds():
@@ -26,19 +33,19 @@ def test_a_malformed_mutant_names_its_file_and_field(tmp_path):
     bad = tmp_path / "x.yaml"
     bad.write_text("id: x\nmodule: k8s.io/other\nfile: a.go\noriginal: a\nreplacement: b\nrule: r\nspec: s\nbuilds: [plugins]\n")
     with pytest.raises(KitError, match=r"x.yaml: module: "):
-        mutate.load(bad)
+        mutant_files.load(bad)
     same = tmp_path / "y.yaml"
     same.write_text("id: y\nmodule: k8s.io/kubernetes\nfile: a.go\noriginal: a\nreplacement: a\nrule: r\nrules: [x]\nspec: s\nbuilds: [plugins]\n")
     with pytest.raises(KitError, match="y.yaml: replacement: the same as original"):
-        mutate.load(same)
+        mutant_files.load(same)
 
 
 def test_a_patch_applies_only_where_its_text_is_found_exactly_once():
     m = MUTANTS[0].model_copy(update={"original": "x > 0", "replacement": "x >= 0"})
-    assert mutate.patched(m, "if x > 0 {") == "if x >= 0 {"
+    assert mutant_build.patched(m, "if x > 0 {") == "if x >= 0 {"
     for text in ("if y > 0 {", "x > 0 && x > 0"):
         with pytest.raises(KitError, match="exactly once"):
-            mutate.patched(m, text)
+            mutant_build.patched(m, text)
 
 
 def test_a_mutant_builds_from_a_private_copy_and_leaves_the_pinned_source_alone(tmp_path, monkeypatch):
@@ -51,8 +58,9 @@ def test_a_mutant_builds_from_a_private_copy_and_leaves_the_pinned_source_alone(
     other.write_text("package p\n")
     m = next(x for x in MUTANTS if x.module == "sigs.k8s.io/scheduler-plugins").model_copy(
         update={"original": "a = 1", "replacement": "a = 2", "file": "pkg/f.go"})
-    monkeypatch.setattr(mutate, "source_file", lambda m, wrapper: src)
-    wrapper_dir, key = mutate.source_tree(m, "plugins")
+    monkeypatch.setattr(mutant_build, "source_file", lambda m, wrapper: src)
+    wrapper = "1.34/scheduler-plugins"
+    wrapper_dir, key = mutant_build.source_tree(m, "plugins", wrapper)
     tree = wrapper_dir.parent / "module"
     assert (tree / "pkg" / "f.go").read_text() == "package p\nconst a = 2\n"
     assert src.read_text() == "package p\nconst a = 1\n"  # the pinned source is untouched
@@ -60,64 +68,63 @@ def test_a_mutant_builds_from_a_private_copy_and_leaves_the_pinned_source_alone(
     gomod = (wrapper_dir / "go.mod").read_text()
     assert gomod.rstrip().endswith(f"replace sigs.k8s.io/scheduler-plugins => {tree}")
     assert gomod.count("sigs.k8s.io/scheduler-plugins =>") == 1
-    assert mutate.source_tree(m, "plugins")[1] == key  # the same patch, the same cache key
+    assert mutant_build.source_tree(m, "plugins", wrapper)[1] == key  # the same patch, the same cache key
 
 
-def test_failed_scenarios_are_read_from_the_junit_report():
-    root = ET.fromstring(
+def test_failed_scenarios_are_read_from_the_junit_report(tmp_path):
+    report = _report(tmp_path,
         '<testsuites><testsuite>'
         '<testcase name="test_scenario[plugins-preempt-basic]"><failure message="x"/></testcase>'
         '<testcase name="test_scenario[upstream-pdb-best-effort]"/>'
         '<testcase name="test_high_priority_pod_preempts_low_priority_pod[plugins]"><failure/></testcase>'
         '</testsuite></testsuites>')
-    cases = list(root.iter("testcase"))
-    assert [mutate.scenario_of(c) for c in cases] == ["preempt-basic", "pdb-best-effort",
-                                                         "test_high_priority_pod_preempts_low_priority_pod"]
+    run = tally(report, Run("m", "plugins"))
+    assert run.failed == ["preempt-basic", "test_high_priority_pod_preempts_low_priority_pod"] and run.passed == 1
 
 
 def _props(**kv) -> str:
     return "<properties>" + "".join(f'<property name="{k}" value="{v}"/>' for k, v in kv.items()) + "</properties>"
 
 
-def test_a_failure_on_a_named_scheduler_fault_alone_is_no_kill():
+def test_a_failure_on_a_named_scheduler_fault_alone_is_no_kill(tmp_path):
     """Issue 21: the 1.34 double-preemption race fails a test on a correct build too; such a failure
     says nothing about the mutant, and a run with nothing else is inconclusive. The verdict is read
     from the properties the suite recorded, whatever the report's words."""
-    root = ET.fromstring(
+    report = _report(tmp_path,
         '<testsuites><testsuite>'
         f'<testcase name="test_scenario[plugins-pdb-best-effort]">{_props(verdict="FAIL", cause="fault")}'
         '<failure message="x">reworded, whatever it says</failure></testcase>'
         '<testcase name="test_scenario[plugins-preempt-basic]"/>'
         '</testsuite></testsuites>')
-    run = mutate.tally(root, mutate.Run("m", "plugins"))
+    run = tally(report, Run("m", "plugins"))
     assert run.faults == ["pdb-best-effort"] and run.failed == [] and run.passed == 1
     assert run.inconclusive and not run.killed
-    root = ET.fromstring(
+    report = _report(tmp_path,
         '<testsuites><testsuite>'
         f'<testcase name="test_scenario[plugins-preempt-basic]">{_props(verdict="FAIL", cause="difference")}'
         '<failure message="x">! victim pending</failure></testcase>'
         '</testsuite></testsuites>')
-    run = mutate.tally(root, run)
+    run = tally(report, run)
     assert run.killed and not run.inconclusive
-    lines, score = mutate.summary([m for m in MUTANTS if m.id == MUTANTS[0].id], {MUTANTS[0].id: [
-        mutate.Run(MUTANTS[0].id, "plugins", faults=["pdb-best-effort"])]})
+    lines, score = summary([m for m in MUTANTS if m.id == MUTANTS[0].id], {MUTANTS[0].id: [
+        Run(MUTANTS[0].id, "plugins", faults=["pdb-best-effort"])]})
     assert "INCONCLUSIVE" in lines[1] and score == 0.0
 
 
-def test_a_kit_error_is_no_kill():
+def test_a_kit_error_is_no_kill(tmp_path):
     """Two pod-group mutants were reported killed by a PodGroup the API server refused at set-up
     (its class not yet visible to admission): the scheduler was never asked anything."""
-    root = ET.fromstring(
+    report = _report(tmp_path,
         '<testsuites><testsuite>'
         f'<testcase name="test_scenario[upstream-podgroup-gang-all-or-nothing]">{_props(verdict="FAIL", cause="kit-error")}'
         '<failure message="x">error: API error 403</failure></testcase>'
         '</testsuite></testsuites>')
-    run = mutate.tally(root, mutate.Run("m", "upstream"))
+    run = tally(report, Run("m", "upstream"))
     assert run.kit_errors == ["podgroup-gang-all-or-nothing"] and not run.killed and run.inconclusive
     assert run.unjudged == ["podgroup-gang-all-or-nothing (kit error)"]
-    lines, _ = mutate.summary([MUTANTS[0]], {MUTANTS[0].id: [run]})
+    lines, _ = summary([MUTANTS[0]], {MUTANTS[0].id: [run]})
     assert "INCONCLUSIVE (failed without evidence: podgroup-gang-all-or-nothing (kit error))" in lines[1]
-    assert mutate.Run.from_json(run.to_json()).kit_errors == run.kit_errors
+    assert Run.from_json(run.to_json()).kit_errors == run.kit_errors
 
 
 def test_a_results_verdict_record_says_what_a_fail_rests_on():
@@ -160,15 +167,15 @@ def test_a_report_says_when_only_a_named_fault_failed_it():
     assert not differs.fault_only and FAULT_ONLY not in differs.report()
 
 
-def test_a_batch_stopped_with_no_failing_test_is_no_survival():
+def test_a_batch_stopped_with_no_failing_test_is_no_survival(tmp_path):
     """A kill matrix once said 'survived' for mutants whose batch -x stopped at a scenario that no
     test reported as failed (a node-pressure scenario run on kwok nodes): the catalogue was never run."""
-    root = ET.fromstring(
+    report = _report(tmp_path,
         '<testsuites><testsuite>'
         f'<testcase name="test_scenario[plugins-preempt-basic]">{_props(verdict="stopped")}<skipped message="any '
         'words"/></testcase>'
         '<testcase name="test_scenario[plugins-eviction-x]"><skipped message="node pressure needs real kubelets"/></testcase>'
         '<testcase name="test_smoke"/>'
         '</testsuite></testsuites>')
-    run = mutate.tally(root, mutate.Run("m", "plugins"))
+    run = tally(report, Run("m", "plugins"))
     assert not run.killed and "stopped by -x with no failing test" in run.error

@@ -79,9 +79,11 @@ def test_a_karmada_run_the_kit_could_not_finish_keeps_its_error_and_is_judged_so
     assert not result.ok and result.artifacts == where and result.seconds >= 0
     assert (where / "report.txt").read_text() == "needs 3 member clusters; the control plane has 2\n"
     assert (where / "bindings.txt").read_text() == "\n" and (where / "karmada-scheduler.log").read_bytes() == b"its lines\n"
+    recorded: list = []
     with pytest.raises(pytest.fail.Exception) as e:
-        judge_bindings(result)
+        judge_bindings(result, recorded)
     assert str(e.value) == f"{scenario.id}: the kit could not run it: needs 3 member clusters; the control plane has 2"
+    assert recorded == [("verdict", "FAIL"), ("cause", "kit-error")]  # no evidence against Karmada
 
 
 def test_a_karmada_difference_is_reported_with_where_its_evidence_is(tmp_path, scenario, monkeypatch):
@@ -95,13 +97,17 @@ def test_a_karmada_difference_is_reported_with_where_its_evidence_is(tmp_path, s
               "    - web: state waiting, expected scheduled [room]")
     assert result.report() == report
     assert (tmp_path / "karmada" / scenario.id / "report.txt").read_text() == report + "\n"
+    recorded: list = []
     with pytest.raises(pytest.fail.Exception) as e:
-        judge_bindings(result)
+        judge_bindings(result, recorded)
     assert str(e.value) == report + f"\n  the binding history and this report: {tmp_path / 'karmada' / scenario.id}"
+    assert recorded == [("verdict", "FAIL"), ("cause", "difference")]
 
 
 def test_a_karmada_run_that_passed_keeps_nothing(tmp_path, scenario, monkeypatch):
     monkeypatch.setattr(BindingRun, "_run", lambda self: self.result.steps.append(StepVerdict(0, ())))
     result = BindingRun(Plane(), scenario, "r1", tmp_path).run()
     assert result.ok and result.artifacts is None and not (tmp_path / "karmada").exists()
-    judge_bindings(result)
+    recorded: list = []
+    judge_bindings(result, recorded)
+    assert recorded == [("verdict", "pass")]

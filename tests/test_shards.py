@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import mutants as mutate
+from harness.formats.mutants import Mutant, load_all
+from harness.mutants import matrix
+from harness.mutants.runs import Run, runs_data, summary
 from harness.errors import KitError
 from harness.explore.campaign import Summary
 from harness.explore.generate import generate
@@ -41,7 +43,7 @@ def test_a_shard_is_named_from_one_or_comes_from_the_indexed_job_s_index_from_ze
 
 @pytest.mark.parametrize("full", [False, True])
 def test_the_mutants_parts_are_deterministic_disjoint_and_together_the_whole(full):
-    mutants = [m for m in mutate.load_all() if full or not m.equivalent]
+    mutants = [m for m in load_all() if full or not m.equivalent]
     weight = (lambda m: len(m.builds)) if full else (lambda m: 1)
     for n in range(1, 6):
         parts = [split.pick(mutants, split.Shard(i, n), weight) for i in range(1, n + 1)]
@@ -215,30 +217,30 @@ def test_a_test_run_by_two_shards_and_a_missing_shard_are_problems(tmp_path):
         f"{tmp_path / 's2' / 'b.xml'})"]
 
 
-def _runs(mutants: list[mutate.Mutant]) -> dict[str, list[mutate.Run]]:
+def _runs(mutants: list[Mutant]) -> dict[str, list[Run]]:
     """A made-up matrix: killed, survived, inconclusive and errors, on either build."""
     out = {}
     for i, m in enumerate(mutants):
         b = m.builds[0]
-        out[m.id] = [[mutate.Run(m.id, b, failed=["preempt-basic"], passed=3, seconds=30),
-                      mutate.Run(m.id, b, passed=60, seconds=400),
-                      mutate.Run(m.id, b, faults=["queue-x"], passed=60, seconds=400),
-                      mutate.Run(m.id, b, error="pytest exited 3", seconds=2)][i % 4]]
+        out[m.id] = [[Run(m.id, b, failed=["preempt-basic"], passed=3, seconds=30),
+                      Run(m.id, b, passed=60, seconds=400),
+                      Run(m.id, b, faults=["queue-x"], passed=60, seconds=400),
+                      Run(m.id, b, error="pytest exited 3", seconds=2)][i % 4]]
     return out
 
 
 def test_two_kill_matrix_shards_merge_into_the_unsharded_summary(tmp_path):
-    everything = mutate.load_all()
+    everything = load_all()
     skipped = [m.id for m in everything if m.equivalent]
     mutants = [m for m in everything if not m.equivalent]
     runs = _runs(mutants)
-    whole, _ = mutate.summary(mutants, runs)
-    baseline = [mutate.Run("baseline", "plugins", passed=64, seconds=410)]
+    whole, _ = summary(mutants, runs)
+    baseline = [Run("baseline", "plugins", passed=64, seconds=410)]
     for i in (1, 2):
         mine = split.pick(mutants, split.Shard(i, 2))
         rec = _shard_record("mutants", i, 2, [m.id for m in mine], builds=["plugins", "upstream"], full=False,
                             only=[], skipped=skipped, jobs=2)
-        data = mutate.runs_data(rec, baseline, {m.id: runs[m.id] for m in mine})
+        data = runs_data(rec, baseline, {m.id: runs[m.id] for m in mine})
         _write(tmp_path / f"shard{i}" / "mutants" / "runs.json", json.dumps(data))
         # A mutant run's own JUnit and release matrix sit beside it, every shard's with the same
         # cells: part of the kill matrix, never merged as the suite's.
@@ -342,18 +344,18 @@ def test_mutants_shards_write_what_merge_joins_into_the_unsharded_matrix(tmp_pat
     from harness.cli import main
 
     monkeypatch.setattr(toolchain, "ensure_all", lambda *a, **k: None)
-    runs = _runs([m for m in mutate.load_all() if not m.equivalent])
+    runs = _runs([m for m in load_all() if not m.equivalent])
 
     def kill_matrix(mutants, builds, jobs, full, out, print_=print):
-        return [mutate.Run("baseline", b, passed=50, seconds=300) for b in builds], {m.id: runs[m.id] for m in mutants}
+        return [Run("baseline", b, passed=50, seconds=300) for b in builds], {m.id: runs[m.id] for m in mutants}
 
-    monkeypatch.setattr(mutate, "kill_matrix", kill_matrix)
+    monkeypatch.setattr(matrix, "kill_matrix", kill_matrix)
     monkeypatch.setenv("JOB_COMPLETION_INDEX", "1")
     for shard, out in (("1/2", "s1"), ("auto/2", "s2")):
         assert main(["mutants", "--shard", shard, "--out", str(tmp_path / out)]) == 1  # the made-up survivors
     capsys.readouterr()
     assert main(["merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(tmp_path / "m")]) == 1
-    whole, _ = mutate.summary([m for m in mutate.load_all() if not m.equivalent], runs)
+    whole, _ = summary([m for m in load_all() if not m.equivalent], runs)
     assert (tmp_path / "m" / "matrix.txt").read_text().splitlines()[:len(whole)] == whole
     out = capsys.readouterr().out
     assert "mutants shard 2/2 on " in out and "baseline [upstream] of shard 2/2: 50 passed, 0 failed in 300 s" in out

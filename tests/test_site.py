@@ -249,7 +249,12 @@ def test_test_names_match_the_longest_id_and_keep_target_and_copy():
     ids = ["preempt-basic", "x-preempt-basic"]
     assert match("test_scenario[plugins-x-preempt-basic]", ids) == ("x-preempt-basic", "plugins")
     assert match("test_scenario[plugins@1.37-preempt-basic-copy1]", ids) == ("preempt-basic", "plugins@1.37 (copy1)")
-    assert match("test_real_scenario[upstream-preempt-basic]", ids) == ("preempt-basic", "upstream (real kubelets)")
+    assert match("test_scenario_on_real_kubelets[upstream-preempt-basic]", ids) == ("preempt-basic",
+                                                                                   "upstream (real kubelets)")
+    # pytest writes a copy's id after the build's, as the suite parametrizes them
+    assert match("test_scenario[plugins-copy1-x-preempt-basic]", ids) == ("x-preempt-basic", "plugins (copy1)")
+    assert match("test_binding_scenario[karmada-priority-from-class]", ["karmada-priority-from-class"]) == (
+        "karmada-priority-from-class", "karmada")
     assert match("test_smoke[plugins]", ids) is None
 
 

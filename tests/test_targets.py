@@ -83,11 +83,10 @@ def test_a_default_release_without_both_builds_is_a_loud_error(tmp_path, monkeyp
 
 
 def test_the_mutants_keep_their_own_release():
-    from harness import mutants
+    from harness.formats.mutants import MUTANTS_RELEASE
+    from harness.mutants.matrix import scheduler
 
     # The release whose sources the mutants' texts quote; it moves with them, not with the default.
-    assert mutants.MUTANTS_RELEASE in pins.releases()
-    assert all(wrapper.startswith(mutants.MUTANTS_RELEASE + "/") for wrapper, _ in mutants.SCHEDULER.values())
-    # Until the mutants read their map from harness.targets, their copy must say the same.
-    assert mutants.SCHEDULER == {b: (pins.wrapper(targets.SCHEDULER_MODULES[b], mutants.MUTANTS_RELEASE),
-                                     targets.scheduler_package(b)) for b in targets.BUILDS}
+    assert MUTANTS_RELEASE in pins.releases()
+    assert all(targets.builds_on(b, MUTANTS_RELEASE) for b in targets.BUILDS)
+    assert all(scheduler(b)[0].startswith(MUTANTS_RELEASE + "/") for b in targets.BUILDS)

@@ -99,6 +99,7 @@ class ReportRows:
         self.state = state
 
     def pytest_runtest_logreport(self, report) -> None:
+        from harness.run.results import Recorded
         from harness.site.report import Row
         from harness.site.runs import outcome_of
 
@@ -112,7 +113,8 @@ class ReportRows:
                 else str(report.longrepr or ""))
         lines = ("" if report.passed else (xfail or said or "")).strip().splitlines()
         self.state.report_rows.append(Row(report.nodeid.rsplit("::", 1)[-1], sid, target,
-                                          outcome_of(report.failed, report.skipped, xfail),
+                                          outcome_of(Recorded.of(report.user_properties).verdict, report.failed,
+                                                     report.skipped, xfail),
                                           lines[0][:300] if lines else "",
                                           report.duration if report.when == "call" else 0.0, picture))
 

@@ -46,8 +46,11 @@ def judge(scenario, batch, copy: int = 0, properties: list | None = None) -> Non
         pytest.xfail("known scheduler fault, outcome as specified: " + "; ".join(map(str, result.known_faults)))
 
 
-def judge_bindings(result) -> None:
-    """The verdict on one Karmada scenario's result (``harness.run.bindings.result``)."""
+def judge_bindings(result, properties: list | None = None) -> None:
+    """The verdict on one Karmada scenario's result (``harness.run.bindings.result``); into
+    ``properties`` (the test item's user_properties) as data, as ``judge`` records a pod scenario's."""
+    if properties is not None:
+        properties.extend(result.recorded().properties())
     if result.error:
         pytest.fail(f"{result.scenario.id}: the kit could not run it: {result.error}", pytrace=False)
     if not result.ok:

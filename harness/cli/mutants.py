@@ -33,29 +33,30 @@ RUNS = "runs.json"  # every run of every mutant of this shard (or of the whole m
 
 
 def rules_table() -> int:
-    from harness import mutant_rules
-    from harness import mutants as mutate
+    from harness.formats.mutants import MUTANTS, load_all, load_rules
+    from harness.mutants import rules, runs as kill
 
     last = Path("artifacts") / "mutants" / RUNS
-    verdicts = mutate.verdicts_from_runs(json.loads(last.read_text())) if last.exists() else {}
-    lines = mutant_rules.table(mutant_rules.load_rules(mutate.MUTANTS), mutate.load_all(), verdicts)
+    verdicts = kill.verdicts_from_runs(json.loads(last.read_text())) if last.exists() else {}
+    lines = rules.table(load_rules(MUTANTS), load_all(), verdicts)
     print("\n".join(lines))
     print(f"(verdicts from {last})" if last.exists() else "(no kill matrix yet: run ./kit mutants)")
     return 0
 
 
 def run(args) -> int:
-    from harness import mutants as mutate
+    from harness.formats.mutants import MUTANTS, load_all
+    from harness.mutants import matrix, runs as kill
 
     if args.rules:
         return rules_table()
-    mutants = mutate.load_all()
+    mutants = load_all()
     skipped: list[str] = []
     if args.mutant:
         known = {m.id for m in mutants}
         unknown = [i for i in args.mutant if i not in known]
         if unknown:
-            raise KitError(f"--mutant: no mutant named {', '.join(unknown)} in {mutate.MUTANTS}")
+            raise KitError(f"--mutant: no mutant named {', '.join(unknown)} in {MUTANTS}")
         mutants = [m for m in mutants if m.id in args.mutant]
     elif not args.full:
         # An equivalent mutant cannot count either way, and surviving costs a whole catalogue run.
@@ -84,11 +85,11 @@ def run(args) -> int:
         from harness.build import toolchain
 
         toolchain.ensure_all()
-        baseline, runs = mutate.kill_matrix(mutants, builds, args.jobs, args.full, out,
-                                            print_=lambda s: print(s, flush=True))
+        baseline, runs = matrix.kill_matrix(mutants, builds, args.jobs, args.full, out,
+                                             print_=lambda s: print(s, flush=True))
     else:
         baseline, runs = [], {}
-    lines, score = mutate.summary(mutants, runs)
+    lines, score = kill.summary(mutants, runs)
     if skipped:
         lines.append(f"not run, argued equivalent: {', '.join(skipped)}")
     wall = time.monotonic() - started
@@ -100,6 +101,6 @@ def run(args) -> int:
     (out / "matrix.txt").write_text("\n".join(lines) + "\n")
     rec = split.record("mutants", shard, [m.id for m in mutants], begun, builds=builds, full=args.full,
                        only=sorted(args.mutant or []), skipped=skipped, jobs=args.jobs)
-    (out / RUNS).write_text(json.dumps(mutate.runs_data(rec, baseline, runs), indent=1) + "\n")
+    (out / RUNS).write_text(json.dumps(kill.runs_data(rec, baseline, runs), indent=1) + "\n")
     survivors = [m.id for m in mutants if not m.equivalent and not any(r.killed for r in runs[m.id])]
     return 1 if survivors else 0

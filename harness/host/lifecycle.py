@@ -277,3 +277,32 @@ def start_watchdog(workdir: Path) -> subprocess.Popen:
     except OSError as e:
         shutil.rmtree(workdir, ignore_errors=True)
         raise KitError(f"could not start the cleanup watchdog ({sys.executable} -m harness.host.watchdog): {e}") from None
+
+
+# --- child processes under way ----------------------------------------------------------
+
+_children: set[subprocess.Popen] = set()  # what an interrupt must stop: each is a whole pytest run
+
+
+def run_child(argv: list[str], **popen) -> int:
+    """Run ``argv`` to its end and return its exit status; until then ``stop_children`` can end it.
+    Worker threads run children while the main thread takes the interrupt, so the main thread
+    needs this registry to reach them."""
+    proc = subprocess.Popen(argv, **popen)
+    _children.add(proc)
+    try:
+        return proc.wait()
+    finally:
+        _children.discard(proc)
+
+
+def stop_children(grace: float = 120) -> None:
+    """SIGTERM every child under way, then wait up to ``grace`` seconds for each before SIGKILL:
+    a child pytest run tears its own clusters down on SIGTERM, which takes a while."""
+    for p in list(_children):
+        p.terminate()
+    for p in list(_children):
+        try:
+            p.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            p.kill()

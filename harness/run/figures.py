@@ -23,13 +23,12 @@ import re
 import shlex
 import statistics
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.errors import KitError
 from harness.run import summary
-from harness.run.junit import is_junit
+from harness.run import results
 from harness.run.summary import Machine, Target
 
 BEGIN = "<!-- figures:begin -->"
@@ -95,31 +94,21 @@ def command_of(args: tuple[str, ...] | list[str]) -> str:
 def junit_files(folder: Path, named: str = "") -> list[Path]:
     """The JUnit XML the summary names (where it is in ``folder``), else every one in ``folder``."""
     if named:
-        mine = [p for p in (Path(named), folder / Path(named).name) if p.is_file() and is_junit(p)]
+        mine = [p for p in (Path(named), folder / Path(named).name) if p.is_file() and results.is_junit(p)]
         return mine[:1]
-    return [p for p in sorted(folder.glob("*.xml")) if is_junit(p)]
+    return [p for p in sorted(folder.glob("*.xml")) if results.is_junit(p)]
 
 
 def junit_figures(paths: list[Path]) -> tuple[dict[str, int], float, str]:
-    """(counts, seconds, the first suite's timestamp) over the JUnit files, as pytest writes them:
-    an xfail is a skip of type pytest.xfail."""
+    """(counts, seconds, the first suite's timestamp) over the JUnit files, as pytest writes them."""
     counts = {k: 0 for k in summary.OUTCOMES}
     seconds, stamps = 0.0, []
-    for path in paths:
-        root = ET.parse(path).getroot()
-        for suite in ([root] if root.tag == "testsuite" else root.iter("testsuite")):
-            seconds += float(suite.get("time") or 0)
-            stamps += [suite.get("timestamp")] if suite.get("timestamp") else []
-            for case in suite.iter("testcase"):
-                skipped = case.find("skipped")
-                if case.find("failure") is not None:
-                    counts["failed"] += 1
-                elif case.find("error") is not None:
-                    counts["error"] += 1
-                elif skipped is not None:
-                    counts["xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"] += 1
-                else:
-                    counts["passed"] += 1
+    for report in map(results.read, paths):
+        for suite in report.suites:
+            seconds += suite.seconds
+            stamps += [suite.timestamp] if suite.timestamp else []
+            for case in suite.cases:
+                counts[case.outcome.value] += 1
     return counts, round(seconds, 2), min(stamps, default="")
 
 

@@ -1,10 +1,10 @@
 """Shards' results into the report one machine would print, and which shard ran what, for how long.
 
-Each folder given is searched for what the campaigns leave: pytest's JUnit files (merged with
-junitparser), a kill matrix's ``runs.json``, an explorer's ``summary-seed*.json`` with its
+Each folder given is searched for what the campaigns leave: pytest's JUnit files (read by
+``harness.run.results``), a kill matrix's ``runs.json``, an explorer's ``summary-seed*.json`` with its
 divergence files, a release matrix's ``release-matrix.json``, pytest-split's durations, and each
 shard's record (``harness.shards.split.record``). The kill matrix and the explorer's summary are
-printed by the same functions a single run uses (``harness.mutants.summary``,
+printed by the same functions a single run uses (``harness.mutants.runs.summary``,
 ``Summary.lines``, ``harness.run.pods.verdict.matrix_lines``), so a merge cannot drift from them.
 
 A merge also checks what one machine could not get wrong: a shard missing or run twice, a test
@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import KitError
-from harness.run.junit import is_junit
+from harness.run import results
+from harness.run.results import Outcome
 
 RUNS = "runs.json"  # harness/cli/mutants.py
 MATRIX_DATA = "release-matrix.json"  # conformance/plugin/reporting.py
@@ -93,7 +94,7 @@ def find(dirs: list[Path], skip: Path | None = None) -> Found:
             found.matrices.append((p, _json(p)))
         elif p.name in DURATIONS:
             found.durations.append(p)
-        elif p.suffix == ".xml" and not inside_kill(p) and is_junit(p):
+        elif p.suffix == ".xml" and not inside_kill(p) and results.is_junit(p):
             found.junit.append(p)
     return found
 
@@ -139,48 +140,37 @@ def shards(found: Found, report: Report) -> list[dict]:
 
 def junit(paths: list[Path], out: Path, report: Report) -> None:
     """The JUnit files as one (``junit.xml``) and pytest's summary line over all of them."""
-    from junitparser import Error, Failure, JUnitXml, Skipped
-
-    merged = JUnitXml()
     where: dict[tuple[str, str], Path] = {}
     counts = dict.fromkeys(("failed", "passed", "skipped", "xfailed", "errors"), 0)
     bad, lines = [], []
     for p in paths:
-        x = JUnitXml.fromfile(str(p))
-        tests = 0
-        for suite in x:
-            for case in suite:
-                tests += 1
-                key = (case.classname or "", case.name or "")
-                if key in where:
-                    report.problems.append(f"{key[0]}::{key[1]} ran in two shards ({where[key]}, {p})")
-                where[key] = p
-                results = case.result
-                kinds = [type(r) for r in results]
-                if Failure in kinds or Error in kinds:
-                    first = next(r for r in results if isinstance(r, (Failure, Error)))
-                    counts["failed" if Failure in kinds else "errors"] += 1
-                    bad.append(f"{'FAILED' if Failure in kinds else 'ERROR'} {key[0]}::{key[1]} - "
-                               f"{(first.message or '').splitlines()[0] if first.message else ''}")
-                elif Skipped in kinds:
-                    skip = next(r for r in results if isinstance(r, Skipped))
-                    counts["xfailed" if (skip.type or "") == "pytest.xfail" else "skipped"] += 1
-                else:
-                    counts["passed"] += 1
-        merged += x
-        seconds = sum(s.time or 0.0 for s in x)
-        lines.append(f"{p}: {tests} tests, {seconds:.0f} s")
+        run = results.read(p)
+        for case in run.cases:
+            key = (case.classname, case.name)
+            if key in where:
+                report.problems.append(f"{key[0]}::{key[1]} ran in two shards ({where[key]}, {p})")
+            where[key] = p
+            counts[COUNTED[case.outcome]] += 1
+            if case.failed:
+                bad.append(f"{'FAILED' if case.outcome is Outcome.FAILED else 'ERROR'} {key[0]}::{key[1]} - "
+                           f"{case.message.splitlines()[0] if case.message else ''}")
+        lines.append(f"{p}: {len(run.cases)} tests, {run.seconds:.0f} s")
     out.mkdir(parents=True, exist_ok=True)
-    merged.update_statistics()
-    merged.write(str(out / "junit.xml"))
+    results.write_merged(paths, out / "junit.xml")
     tally = ", ".join(f"{n} {k if n != 1 or k != 'errors' else 'error'}" for k, n in counts.items() if n)
     lines += bad + [f"{tally or 'no tests'} (over {len(paths)} JUnit file(s); merged in {out / 'junit.xml'})"]
     report.failed |= bool(counts["failed"] or counts["errors"])
     report.section("conformance (JUnit)", lines)
 
 
+# pytest's summary words for each outcome, as its last line counts them.
+COUNTED = {Outcome.FAILED: "failed", Outcome.PASSED: "passed", Outcome.SKIPPED: "skipped",
+           Outcome.XFAILED: "xfailed", Outcome.ERROR: "errors"}
+
+
 def kill_matrix(found: list[tuple[Path, dict]], out: Path, report: Report) -> None:
-    from harness import mutants as mutate
+    from harness.formats.mutants import load_all
+    from harness.mutants.runs import Run, summary as kill_summary
 
     options = {json.dumps({k: r["shard"].get(k) for k in ("builds", "full", "only", "skipped")}) for _, r in found}
     if len(options) > 1:
@@ -190,20 +180,20 @@ def kill_matrix(found: list[tuple[Path, dict]], out: Path, report: Report) -> No
     for path, data in found:
         rec = data["shard"]
         for r in data["baseline"]:
-            b = mutate.Run.from_json(r)
+            b = Run.from_json(r)
             lines.append(f"baseline [{b.build}] of shard {rec['index']}/{rec['count']}: {b.passed} passed, "
                          f"{len(b.failed)} failed in {b.seconds:.0f} s")
         for mid, rs in data["runs"].items():
             if mid in runs:
                 report.problems.append(f"mutants: {mid} ran in two shards")
-            runs[mid] = [mutate.Run.from_json(r) for r in rs]
+            runs[mid] = [Run.from_json(r) for r in rs]
     ran = {m for _, d in found for m in d["shard"]["ran"]}
-    catalogue = mutate.load_all()
+    catalogue = load_all()
     unknown = sorted(ran - {m.id for m in catalogue})
     if unknown:
         raise KitError(f"mutants: the shards ran mutants this checkout does not have: {', '.join(unknown)}")
     mutants = [m for m in catalogue if m.id in ran]
-    summary, _ = mutate.summary(mutants, runs)
+    summary, _ = kill_summary(mutants, runs)
     first = found[0][1]["shard"]
     skipped = first.get("skipped") or []
     if skipped:

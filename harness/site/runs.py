@@ -1,26 +1,19 @@
 """Recorded verdicts: what the last run said of each scenario, read from its JUnit XML.
 
-A conformance run leaves JUnit XML where ``--junitxml`` put it (``artifacts/*.xml`` in CI). A
-scenario test's name carries its target and scenario id: ``test_scenario[plugins-preempt-basic]``,
-``test_scenario[upstream@1.35-preempt-basic]``, ``test_binding_scenario[karmada-priority-from-class]``.
-Ids contain dashes, so a name is matched against the known ids rather than split.
+A conformance run leaves JUnit XML where ``--junitxml`` put it (``artifacts/*.xml`` in CI);
+``harness.run.results`` reads it, test names and recorded verdicts included. The site shows a
+scenario test's verdict in its own words (``outcome_of``) on the target the test ran.
 """
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from harness.errors import KitError
-from harness.run.junit import is_junit
-from harness.run.pods.verdict import VERDICT, Verdict as Verdict_
-
-NAME = re.compile(r"^(?P<test>\w+)\[(?P<params>.+)\]$")
-# The tests whose verdict is a scenario's own (others, such as the smoke test, are not shown).
-SCENARIO_TESTS = {"test_scenario": "", "test_binding_scenario": "", "test_real_scenario": "real kubelets"}
+from harness.run import results
+from harness.run.results import Case, Verdict as Verdict_
 
 
 @dataclass(frozen=True)
@@ -34,18 +27,20 @@ class Verdict:
     source: str = ""  # where it was recorded: the file, and when
 
 
-# A pod scenario test records its verdict as a JUnit property (harness.run.pods.verdict.record): read
-# as data where it is there; only older reports and Karmada's tests fall back to outcome_of.
-RECORDED = {Verdict_.PASS.value: "pass", Verdict_.FAIL.value: "FAIL", Verdict_.DIFFERS.value: "differs",
-            Verdict_.FAULT.value: "fault", Verdict_.STOPPED.value: "skipped", Verdict_.UNMET.value: "skipped"}
+RECORDED = {Verdict_.PASS: "pass", Verdict_.FAIL: "FAIL", Verdict_.DIFFERS: "differs",
+            Verdict_.FAULT: "fault", Verdict_.STOPPED: "skipped", Verdict_.UNMET: "skipped"}
 
 
-def outcome_of(failed: bool, skipped: bool, xfail_reason: str | None, message: str = "") -> str:
-    """A test's outcome in the kit's words from pytest's own, for a report without a recorded
-    verdict (conformance/plugin/verdicts.py makes the xfails)."""
+def outcome_of(recorded: Verdict_ | None, failed: bool, skipped: bool, xfail_reason: str | None) -> str:
+    """A test's outcome in the kit's words: its recorded verdict, else pytest's own outcome."""
+    if recorded is not None:
+        return RECORDED[recorded]
     if failed:
         return "FAIL"
     if xfail_reason is not None:
+        # A fallback for reports written before scenario tests recorded their verdicts (commit
+        # 9cb14e0 for pods; Karmada's later, and they never xfail): there an expected difference
+        # or a known fault has nothing but its xfail's words to say so.
         if "expected difference" in xfail_reason:
             return "differs"
         if "known scheduler fault" in xfail_reason:
@@ -55,21 +50,12 @@ def outcome_of(failed: bool, skipped: bool, xfail_reason: str | None, message: s
 
 
 def match(name: str, ids: Iterable[str]) -> tuple[str, str] | None:
-    """(scenario id, target) of a test name, or None when it is no scenario's test."""
-    m = NAME.match(name)
-    if m is None or m["test"] not in SCENARIO_TESTS:
+    """(scenario id, target as shown) of a test name, or None when it is no test of a scenario of ``ids``."""
+    found = results.case_id(name)
+    if not found.scenario or found.scenario not in set(ids):
         return None
-    params = m["params"]
-    candidates = [(params, "")]
-    if (copied := re.match(r"^(.*)-(copy\d+)$", params)) is not None:  # --repeat's copies
-        candidates.append((copied[1], copied[2]))
-    for sid in sorted(ids, key=len, reverse=True):  # the longest id first: one may end another
-        for p, copy in candidates:
-            if p == sid or p.endswith("-" + sid):
-                target = p[: -len(sid)].rstrip("-") or ("karmada" if m["test"] == "test_binding_scenario" else "")
-                extra = [x for x in (SCENARIO_TESTS[m["test"]], copy) if x]
-                return sid, target + (f" ({', '.join(extra)})" if extra else "")
-    return None
+    extra = [x for x in (found.on, found.copy) if x]
+    return found.scenario, found.target + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _first_line(text: str | None) -> str:
@@ -77,28 +63,25 @@ def _first_line(text: str | None) -> str:
     return lines[0][:300] if lines else ""
 
 
+def verdict_of(case: Case, ids: Iterable[str], source: str) -> Verdict | None:
+    found = match(case.name, ids)
+    if found is None:
+        return None
+    outcome = outcome_of(case.verdict, case.failed, case.skipped,
+                         case.message if case.outcome is results.Outcome.XFAILED else None)
+    return Verdict(found[0], found[1], outcome, "" if outcome == "pass" else _first_line(case.message), source)
+
+
 def read_file(path: Path, ids: Iterable[str]) -> list[Verdict]:
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as e:
-        raise KitError(f"--runs: {path} cannot be read as JUnit XML: {e}") from None
-    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    ids = list(ids)
+        report = results.read(path)
+    except KitError as e:
+        raise KitError(f"--runs: {e}") from None
+    ids = set(ids)
     out = []
-    for suite in suites:
-        source = f"{path.name}" + (f", {suite.get('timestamp')}" if suite.get("timestamp") else "")
-        for case in suite.iter("testcase"):
-            found = match(case.get("name", ""), ids)
-            if found is None:
-                continue
-            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
-            skip = case.find("skipped")
-            xfail = skip.get("message", "") if skip is not None and skip.get("type") == "pytest.xfail" else None
-            message = (bad.get("message") if bad is not None else skip.get("message") if skip is not None else "")
-            recorded = {q.get("name"): q.get("value") for q in case.iter("property")}.get(VERDICT)
-            outcome = (RECORDED.get(recorded) if recorded is not None else None) or outcome_of(
-                bad is not None, skip is not None, xfail)
-            out.append(Verdict(found[0], found[1], outcome, "" if outcome == "pass" else _first_line(message), source))
+    for suite in report.suites:
+        source = f"{path.name}" + (f", {suite.timestamp}" if suite.timestamp else "")
+        out += [v for v in (verdict_of(c, ids, source) for c in suite.cases) if v is not None]
     return out
 
 
@@ -108,7 +91,8 @@ def read_runs(folder: Path, ids: Iterable[str]) -> dict[str, list[Verdict]]:
     if not folder.is_dir():
         raise KitError(f"--runs {folder}: no such folder (give the folder a conformance run wrote its JUnit XML "
                        "into, e.g. artifacts)")
-    files = sorted((p for p in folder.rglob("*.xml") if is_junit(p)), key=lambda p: (p.stat().st_mtime, str(p)))
+    files = sorted((p for p in folder.rglob("*.xml") if results.is_junit(p)),
+                   key=lambda p: (p.stat().st_mtime, str(p)))
     if not files:
         raise KitError(f"--runs {folder}: no JUnit XML in it (a run writes one with --junitxml=artifacts/run.xml)")
     ids = list(ids)
@@ -122,4 +106,4 @@ def read_runs(folder: Path, ids: Iterable[str]) -> dict[str, list[Verdict]]:
     return out
 
 
-__all__ = ["Verdict", "match", "outcome_of", "read_file", "read_runs"]
+__all__ = ["Verdict", "match", "outcome_of", "read_file", "read_runs", "verdict_of"]

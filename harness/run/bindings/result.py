@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.formats.bindings import KarmadaScenario
 from harness.run.bindings.check import StepVerdict
+from harness.run.results import Cause, Recorded, Verdict
 
 
 @dataclass
@@ -20,6 +21,13 @@ class BindingResult:
     @property
     def ok(self) -> bool:
         return not self.error and not any(v.differences for v in self.steps)
+
+    def recorded(self) -> Recorded:
+        """The verdict as the data a test records (``harness.run.results``): a Karmada scenario
+        passes or fails, on a difference or on what the kit could not do."""
+        if self.ok:
+            return Recorded(Verdict.PASS)
+        return Recorded(Verdict.FAIL, Cause.KIT_ERROR if self.error else Cause.DIFFERENCE)
 
     def report(self) -> str:
         if self.error:

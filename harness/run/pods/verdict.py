@@ -7,19 +7,11 @@ differ, and showing the behaviour after all is news.
 
 from __future__ import annotations
 
-from enum import Enum
-
 from harness.run.pods.result import Result
+# The verdict's vocabulary is every scenario kind's and every reader's (harness.run.results); the
+# rule that gives a pod scenario's result its verdict is this module's.
+from harness.run.results import Cause, Recorded, Verdict
 from reference.release import DEFAULT_RELEASE
-
-
-class Verdict(str, Enum):
-    PASS = "pass"
-    FAIL = "FAIL"  # a difference where none is expected, an error, or an unexpected pass
-    FAULT = "fault"  # outcome as specified, but the events show a known scheduler race
-    DIFFERS = "differs"  # specified for another build or release, and it does differ: as expected
-    STOPPED = "stopped"  # not run to its end (-x, an interrupt): no verdict
-    UNMET = "unmet"  # not run: it needs what this run cannot give it (a gate the release lacks)
 
 
 def verdict(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Verdict:
@@ -35,15 +27,6 @@ def verdict(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Verdi
     return Verdict.FAULT if result.known_faults else Verdict.PASS
 
 
-class Cause(str, Enum):
-    """Why a FAIL failed: only a difference is evidence against the build's scheduling."""
-
-    DIFFERENCE = "difference"  # the cluster did otherwise than the model, or an expect: went unmet
-    FAULT = "fault"  # a named scheduler fault failed it (its differences may be the fault's own)
-    KIT_ERROR = "kit-error"  # the kit could not finish the scenario (set-up refused, cluster unreadable)
-    UNEXPECTED_PASS = "unexpected-pass"  # specified for another build or release, and showed it anyway
-
-
 def cause(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Cause | None:
     """What a FAIL verdict rests on; None for any other verdict."""
     if verdict(result, build, release) is not Verdict.FAIL:
@@ -56,21 +39,11 @@ def cause(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Cause |
     return Cause.DIFFERENCE if differs or not result.error else Cause.KIT_ERROR
 
 
-# The JUnit properties a scenario test carries (conformance.plugin.verdicts writes them,
-# harness.mutants.tally reads them): the verdict as data, never as the report's wording.
-VERDICT, CAUSE, FAULTS = "verdict", "cause", "faults"
-
-
 def record(result: Result, build: str, release: str = DEFAULT_RELEASE) -> list[tuple[str, str]]:
-    """The verdict as (name, value) pairs: the verdict, what a FAIL rests on, the named faults."""
-    out = [(VERDICT, verdict(result, build, release).value)]
-    why = cause(result, build, release)
-    if why is not None:
-        out.append((CAUSE, why.value))
-    names = sorted({f.name for s in result.steps for f in s.findings})
-    if names:
-        out.append((FAULTS, ",".join(names)))
-    return out
+    """The verdict as the JUnit properties a scenario test carries (``harness.run.results`` reads
+    them): the verdict, what a FAIL rests on, the named faults."""
+    names = tuple(sorted({f.name for s in result.steps for f in s.findings}))
+    return Recorded(verdict(result, build, release), cause(result, build, release), names).properties()
 
 
 def failed(result: Result, build: str, release: str = DEFAULT_RELEASE) -> bool:

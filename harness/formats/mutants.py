@@ -1,30 +1,78 @@
-"""The rules the kit checks: which mutants break each, which scenario killed them, and which
-catalogue scenarios show it.
+"""The seeded-bug catalogue's files: ``mutants/*.yaml`` (one scheduler bug each) and
+``mutants/rules/index.yaml`` (the rules the kit checks, which each mutant names).
 
-``mutants/rules/index.yaml`` lists the kit's rules (the fact sheet's and the model's own); each
-mutant names the rules it breaks, and each rule names the scenarios that show it. The table
-shows a rule with no mutant, a mutant no scenario killed, or a rule with no scenario at a
-glance: the kill matrix alone counts mutants, not rules.
+A mutant names a Go module the scheduler is built from, a file in it, an exact text and its
+replacement (``harness.build.mutants`` builds it; ``harness.mutants`` runs the kill matrix). Both
+files are read with the formats' shared reader and errors (``harness.formats.common``), so a
+mistake names the file and the field as a scenario's does.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from harness import SCENARIOS
+from harness import FILES, SCENARIOS
 from harness.errors import KitError
+from harness.formats.common import NAME, ScenarioError, describe, load_model
+from harness.targets import BUILDS
 
-NO_SCENARIO = "NO SCENARIO"
-NO_MUTANT = "NO MUTANT"
+MUTANTS = FILES / "mutants"
+# The mutants' own release: the one whose sources the catalogue's `original` texts quote, so
+# mutants are built and their catalogue runs there. Not the kit's default release: it moves only
+# when every mutant's `original` is checked against the newer sources.
+MUTANTS_RELEASE = "1.34"
+
+
+class Mutant(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=NAME)
+    module: Literal["k8s.io/kubernetes", "sigs.k8s.io/scheduler-plugins"]
+    file: str = Field(min_length=1)
+    original: str = Field(min_length=1)
+    replacement: str
+    rule: str = Field(min_length=1)
+    rules: list[str] = Field(min_length=1)  # the ids of mutants/rules/index.yaml it breaks
+    spec: str = Field(min_length=1)
+    builds: list[Literal[BUILDS]] = Field(min_length=1)  # type: ignore[valid-type]
+    equivalent: str = ""  # why no observable difference can exist; then it need not be killed
+    # The release whose sources ``original`` quotes: code that exists only from a later release
+    # (pod groups, 1.36+) is mutated, built and run there.
+    release: str = MUTANTS_RELEASE
+    # A pytest -m expression: the part of the catalogue that can reach the patched code (pod-group
+    # code runs only for pods that name a group). Empty: the whole catalogue.
+    scenarios: str = ""
+
+    @property
+    def where(self) -> tuple[str, str]:
+        """What its baseline must match: (release, scenario selection)."""
+        return self.release, self.scenarios
+
+
+def load(path: Path) -> Mutant:
+    m = load_model(path, Mutant)
+    if m.original == m.replacement:
+        raise ScenarioError(f"{path}: replacement: the same as original; a mutant must change something")
+    return m
+
+
+def load_all(directory: Path = MUTANTS) -> list[Mutant]:
+    mutants = [load(p) for p in sorted(directory.glob("*.yaml"))]
+    check_named(mutants, directory)
+    return mutants
+
+
+# --- the rules index ----------------------------------------------------------------------
 
 
 class Rule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    id: str = Field(pattern=NAME)
     rule: str = Field(min_length=1)
     source: str = Field(min_length=1)
     no_mutant: str = ""  # why no seeded scheduler bug can break it
@@ -51,7 +99,7 @@ def index_path(directory: Path) -> Path:
     return directory / "rules" / "index.yaml"
 
 
-def load_rules(directory: Path, scenarios: Path = SCENARIOS) -> list[Rule]:
+def load_rules(directory: Path = MUTANTS, scenarios: Path = SCENARIOS) -> list[Rule]:
     """The rules of ``directory``'s index; every scenario a rule names must be a file of
     ``scenarios`` (a pod scenario: ``<id>.yaml``), else the error names the index, the rule and
     the scenario."""
@@ -67,10 +115,8 @@ def load_rules(directory: Path, scenarios: Path = SCENARIOS) -> list[Rule]:
         try:
             rules.append(Rule.model_validate(r))
         except ValidationError as e:
-            err = e.errors()[0]
             rule = r.get("id") if isinstance(r, dict) and isinstance(r.get("id"), str) else f"[{i}]"
-            where = "".join(f"{x}: " for x in err["loc"])
-            raise KitError(f"{path}: {rule}: {where}{err['msg'].removeprefix('Value error, ')}") from None
+            raise KitError(f"{path}: {rule}: {describe(e, r)}") from None
     ids = [r.id for r in rules]
     if len(set(ids)) != len(ids):
         raise KitError(f"{path}: id: {sorted({i for i in ids if ids.count(i) > 1})} listed twice")
@@ -82,7 +128,7 @@ def load_rules(directory: Path, scenarios: Path = SCENARIOS) -> list[Rule]:
     return rules
 
 
-def check_named(mutants, directory: Path) -> None:
+def check_named(mutants: list[Mutant], directory: Path) -> None:
     """Every mutant's rules exist in the index (an error names the mutant's file and field)."""
     known = {r.id for r in load_rules(directory)}
     for m in mutants:
@@ -91,44 +137,5 @@ def check_named(mutants, directory: Path) -> None:
             raise KitError(f"{directory / (m.id + '.yaml')}: rules: {', '.join(unknown)} not in {index_path(directory)}")
 
 
-def scenarios_line(r: Rule) -> str:
-    """What the catalogue shows of ``r``: its scenarios, why none can, or NO SCENARIO."""
-    if r.scenarios:
-        return "scenarios: " + ", ".join(r.scenarios)
-    if r.scenario_due:
-        return f"SCENARIO DUE: {r.scenario_due}"
-    return f"no scenario: {r.no_scenario}" if r.no_scenario else f"scenarios: {NO_SCENARIO}"
-
-
-def table(rules: list[Rule], mutants, verdicts: dict[str, str]) -> list[str]:
-    """rule -> mutant -> verdict, one line a mutant (a rule with none says why none can, where one
-    is due, or NO MUTANT), then one line with the rule's scenarios (or NO SCENARIO); a count of
-    the gaps at the end."""
-    w = max([28] + [len(r.id) for r in rules])
-    lines = [f"{'rule':<{w}} {'mutant':<44} verdict in the last kill matrix"]
-    no_mutant, due, no_scenario, scenario_due = [], [], [], []
-    for r in rules:
-        mine = [m for m in mutants if r.id in m.rules]
-        if not mine:
-            if r.no_mutant:
-                why = "no mutant: " + r.no_mutant
-            elif r.mutant_due:
-                why = "MUTANT DUE: " + r.mutant_due
-                due.append(r.id)
-            else:
-                why = NO_MUTANT
-                no_mutant.append(r.id)
-            lines.append(f"{r.id:<{w}} {'-':<44} {why}")
-        for m in mine:
-            verdict = "equivalent (not run)" if m.equivalent else verdicts.get(m.id, "not run yet")
-            lines.append(f"{r.id:<{w}} {m.id:<44} {verdict}")
-        if not r.scenarios and not r.no_scenario:
-            (scenario_due if r.scenario_due else no_scenario).append(r.id)
-        lines.append(f"{r.id:<{w}} {scenarios_line(r)}")
-    lines.append(f"{len(rules)} rules: {len(no_mutant)} {NO_MUTANT}, {len(due)} with a mutant due, "
-                 f"{len(scenario_due)} with a scenario due, "
-                 f"{len(no_scenario)} {NO_SCENARIO}" + (f" ({', '.join(no_scenario)})" if no_scenario else ""))
-    return lines
-
-
-__all__ = ["Rule", "load_rules", "check_named", "table", "scenarios_line", "NO_SCENARIO"]
+__all__ = ["MUTANTS", "MUTANTS_RELEASE", "Mutant", "Rule", "check_named", "index_path", "load", "load_all",
+           "load_rules"]

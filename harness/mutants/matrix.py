@@ -1,0 +1,135 @@
+"""Running the kill matrix: each mutant's binary against the catalogue, in a pytest process of its
+own per run, several at once; the unmutated builds' baseline first.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterable
+
+from harness import REPO
+from harness.build import mutants as mutant_build, pins
+from harness.errors import KitError
+from harness.formats.mutants import MUTANTS_RELEASE, Mutant
+from harness.host import lifecycle
+from harness.mutants.runs import Run, tally
+from harness.run import results
+from harness.targets import BUILDS, SCHEDULER_MODULES, scheduler_package
+
+
+def scheduler(build: str, release: str = MUTANTS_RELEASE) -> tuple[str, str]:
+    """(wrapper module, main package) of the build's kube-scheduler on ``release``."""
+    return pins.wrapper(SCHEDULER_MODULES[build], release), scheduler_package(build)
+
+
+def binary(m: Mutant, build: str) -> Path:
+    return mutant_build.binary(m, build, *scheduler(build, m.release))
+
+
+def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first_failure: bool,
+                  extra: tuple[str, ...] = (), where: tuple[str, str] = (MUTANTS_RELEASE, "")) -> Run:
+    release, selection = where
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
+    # The suite beside this package, a checkout's or an installed one's; pytest runs in `out`, so
+    # nothing it writes lands in the kit's own folder (site-packages, once installed).
+    suite = REPO / "conformance"
+    cmd = [sys.executable, "-m", "pytest", str(suite / "test_smoke.py"), str(suite / "test_scenarios.py"),
+           "--scheduler", build, "--k8s-version", release, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
+           f"--artifacts={out / f'{label}-{build}'}", *extra]
+    if selection:
+        cmd += ["-m", selection]
+    if binary_ is not None:
+        cmd += ["--scheduler-binary", str(binary_)]
+    if first_failure:
+        cmd.append("-x")
+    started = time.monotonic()
+    with open(log, "w") as f:
+        if lifecycle.stopping():
+            return Run(label, build, error="the run was stopped")
+        status = lifecycle.run_child(cmd, cwd=out, stdout=f, stderr=subprocess.STDOUT)
+    run = Run(label, build, seconds=time.monotonic() - started, log=log)
+    if not xml.exists():
+        run.error = f"pytest exited {status} without a report; see {log}"
+        return run
+    tally(results.read(xml), run)
+    if status not in (0, 1):
+        run.error = f"pytest exited {status}; see {log}"
+    return run
+
+
+def _pooled(jobs: int, work: Callable, items: Iterable) -> list:
+    """``work`` over ``items``, ``jobs`` at a time. Interrupted, the workers would start the next
+    items: start nothing more, and stop the catalogue runs under way."""
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        out = list(pool.map(work, items))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        lifecycle.stop_children()
+        raise
+    pool.shutdown()
+    return out
+
+
+def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool, out: Path,
+                print_=print) -> tuple[list[Run], dict[str, list[Run]]]:
+    """Baseline first (must be green), then every mutant; returns (baseline runs, runs by mutant)."""
+    print_(f"building {len(mutants)} mutant(s)")
+    bins: dict[tuple[str, str], Path] = {}
+    for m in mutants:
+        for b in m.builds:
+            if b in builds:
+                bins[m.id, b] = binary(m, b)
+    # One baseline per build and per (release, selection) some mutant runs at: a kill is only
+    # meaningful against a green run of the same scenarios on the same release.
+    wheres = sorted({m.where for m in mutants})
+    cells = [(b, w) for w in wheres for b in builds if any(m.where == w and b in m.builds for m in mutants)]
+
+    def base(cell: tuple[str, tuple[str, str]]) -> Run:
+        b, w = cell
+        label = "baseline" if w == (MUTANTS_RELEASE, "") else f"baseline-{w[0]}" + (f"-{w[1]}" if w[1] else "")
+        r = run_catalogue(b, None, out, label, first_failure=False, where=w)
+        if label != "baseline":
+            r.build = f"{b}@{w[0]}" + (f" -m {w[1]}" if w[1] else "")
+        return r
+
+    baseline = _pooled(max(1, min(jobs, len(builds))), base, cells)
+    for r in baseline:
+        print_(f"baseline [{r.build}]: {r.passed} passed, {len(r.failed)} failed"
+               + (f", {len(r.faults)} failed on a named scheduler fault alone" if r.faults else "")
+               + f" in {r.seconds:.0f} s"
+               + (f": {', '.join(r.failed)}" if r.failed else "") + (f" ({r.error})" if r.error else ""))
+    if any(r.failed or r.error for r in baseline):
+        raise KitError("the baseline is not green, so the kill matrix would be void (a flaky scenario fakes "
+                       f"kills); logs: {out}")
+    runs: dict[str, list[Run]] = {m.id: [] for m in mutants}
+
+    def one(m: Mutant) -> None:
+        # A mutant of shared code is one bug: the first build that kills it is enough, unless --full.
+        for b in [b for b in BUILDS if b in m.builds and b in builds]:
+            r = run_catalogue(b, bins[m.id, b], out, m.id, first_failure=not full, where=m.where)
+            if r.inconclusive:
+                # -x stopped at a named fault or a kit error: the rest of the catalogue was never
+                # asked, and neither says anything of the mutant. Run it whole once more; what they
+                # fail still counts for nothing.
+                print_(f"  {m.id} [{b}]: failed without evidence ({', '.join(r.unjudged)}); "
+                       f"the whole catalogue again")
+                r = run_catalogue(b, bins[m.id, b], out, m.id + "-again", first_failure=False, where=m.where)
+            runs[m.id].append(r)
+            verdict = ("KILLED by " + ", ".join(r.failed) if r.killed else "ERROR " + r.error if r.error
+                       else "inconclusive: only " + ", ".join(r.unjudged) if r.inconclusive else "survived")
+            print_(f"  {m.id} [{b}]: {verdict} ({r.seconds:.0f} s)")
+            if r.killed and not full:
+                break
+
+    _pooled(jobs, one, mutants)
+    return baseline, runs
+
+
+__all__ = ["binary", "kill_matrix", "run_catalogue", "scheduler"]
