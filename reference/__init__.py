@@ -9,5 +9,7 @@ reasons. One module per concept, named as upstream names it:
 - queue        the order pending pods are tried in, and retry windows
 - filter       which nodes fit, and which are preemption candidates
 - toleration   the PreemptionToleration policy (exemption of victims)
-- preemption   eligibility, victims per node, node choice, the prediction
+- preemption   eligibility, victims per node, the prediction
+- victim       a victim as the scheduler weighs it: a pod, or a pod group disrupted whole
+- candidates   the node choice among preemption candidates
 """

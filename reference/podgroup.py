@@ -6,7 +6,8 @@ on one snapshot (each placed pod taking its room), and binds them only if the gr
 succeeds: for a gang, ``minCount`` pods placed or already running. When the cycle fails, the
 group preempts as one preemptor (``framework/preemption/podgrouppreemption.go``): at the group's
 priority, against victims anywhere in the cluster, where a victim is a pod or, for a group
-disrupted as a whole, every running pod of that group.
+disrupted as a whole, every running pod of that group (reference.victim, which from 1.37 weighs a
+lone preemptor's victims too).
 
 The release decides the search (``release.GROUP_PLACEMENT_FIXED``) and a few details around it;
 the facts, with file and line per release, are in docs/research/workload-aware-preemption.md.
@@ -19,9 +20,9 @@ from datetime import datetime
 
 from . import filter as flt
 from .objects import PREEMPT_NEVER, ClusterState, Pod, PodGroup
-from .preemption import filter_nodes, fit_error, split_by_pdb
-from .release import (GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_PLACEMENT_FIXED,
-                      GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
+from .preemption import filter_nodes, fit_error
+from .release import GROUP_NOMINATED_WHERE_PLACED, GROUP_PLACEMENT_FIXED, GROUP_PRIORITY_MUST_MATCH, Gates, has, minor
+from .victim import Unit, split_by_pdb, victim_units
 
 # Pod groups exist from this release on (alpha; beta in 1.37): before it every pod is scheduled alone.
 SINCE = "1.36"
@@ -57,21 +58,6 @@ def group_key(state: ClusterState, pod: Pod, release: str, gates: Gates) -> str:
     if not pod.group or not enabled(release, gates):
         return ""
     return f"{pod.namespace}/{pod.group}"
-
-
-@dataclass(frozen=True)
-class Unit:
-    """A victim as workload-aware preemption weighs it: one pod, or every running pod of a group
-    disrupted as a whole."""
-
-    keys: tuple[str, ...]
-    priority: int
-    grouped: bool  # a pod group's (any pod that names one counts as a group, even in single mode)
-    start: datetime
-
-    def importance(self) -> tuple:
-        """Most important first: higher priority, a group before a pod, larger, then started earlier."""
-        return (-self.priority, -int(self.grouped), -len(self.keys), self.start)
 
 
 @dataclass(frozen=True)
@@ -143,29 +129,6 @@ def succeeds(state: ClusterState, group: PodGroup, placed: int) -> bool:
         return True
     running = sum(1 for p in state.members(group) if p.node_name and not p.terminating)
     return running + placed >= group.min_count
-
-
-def victim_units(state: ClusterState, priority: int, release: str, now: datetime) -> list[Unit]:
-    """Every pod on a node below ``priority`` as workload-aware preemption groups them.
-
-    A pod already terminating (its owner deleted it) is one too: upstream gathers every pod of
-    every node with no deletionTimestamp test (1.36 newDomainForWorkloadPreemption, 1.37
-    getCrossNodesVictims in preemption/types.go), and its room counts as freed when it is chosen."""
-    whole: dict[str, list[Pod]] = {}
-    units: list[Unit] = []
-    for p in state.pods:
-        if not p.node_name:
-            continue
-        g = state.group_of(p)
-        if g is not None and g.disruption == "all":
-            whole.setdefault(g.key, []).append(p)
-            continue
-        at = g.priority if g is not None and has(release, GROUP_MEMBERS_AT_GROUP_PRIORITY) else p.priority
-        units.append(Unit((p.key,), at, bool(p.group), p.start_time or now))
-    for key, pods in whole.items():
-        g = state.group_of(pods[0])
-        units.append(Unit(tuple(sorted(p.key for p in pods)), g.priority, True, min(p.start_time or now for p in pods)))
-    return [u for u in units if u.priority < priority]
 
 
 def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str, now: datetime,

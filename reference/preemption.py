@@ -9,16 +9,18 @@ who is eligible to preempt, and which lower-priority pods may be victims.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 from . import filter as flt
-from .objects import PREEMPT_NEVER, ClusterState, Node, Pod, PodDisruptionBudget
+from .candidates import num_candidates, pick_nodes
+from .objects import PREEMPT_NEVER, ClusterState, Node, Pod
+from .release import DEFAULT_RELEASE, LONE_PREEMPTOR_GROUP_VICTIMS, Gates, has
 from .toleration import DEFAULT_PREFIX, ClassMissing, Exemption, exempted_from_preemption
+from .victim import Unit, pdb_verdicts, pod_priority, units_by_node
 
 
 # --- the two extension points ---------------------------------------------------
@@ -38,8 +40,9 @@ class PreemptionPlugin(Protocol):
     name: str
     asynchronous: bool
 
-    def terminating_blocks(self, victim: Pod, preemptor: Pod) -> bool:
-        """A pod on the preemptor's nominated node whose termination makes it wait, not preempt again."""
+    def terminating_blocks(self, victim: Pod, preemptor: Pod, at: int) -> bool:
+        """A pod on the preemptor's nominated node whose termination makes it wait, not preempt again.
+        ``at``: the pod's priority as a victim (its pod group's, from 1.37 with GenericWorkload on)."""
 
     def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
         """May ``victim`` (already known to have lower priority) be removed for ``preemptor``?"""
@@ -54,9 +57,9 @@ class DefaultPreemption:
     # before the victims are deleted.
     asynchronous: bool = True
 
-    def terminating_blocks(self, victim: Pod, preemptor: Pod) -> bool:
-        # Only pods being terminated *by preemption* count.
-        return victim.priority < preemptor.priority and victim.terminating and victim.disruption_target_by_preemption
+    def terminating_blocks(self, victim: Pod, preemptor: Pod, at: int) -> bool:
+        # Only pods being terminated *by preemption* count (isPreemptionAllowed: the victim's priority).
+        return at < preemptor.priority and victim.terminating and victim.disruption_target_by_preemption
 
     def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
         return LOWER_PRIORITY
@@ -71,8 +74,9 @@ class PreemptionToleration:
     name: str = "PreemptionToleration"
     asynchronous: bool = False
 
-    def terminating_blocks(self, victim: Pod, preemptor: Pod) -> bool:
-        # Any terminating lower-priority pod counts, whoever deleted it.
+    def terminating_blocks(self, victim: Pod, preemptor: Pod, at: int) -> bool:
+        # Any terminating lower-priority pod counts, whoever deleted it; its own code reads the pod's
+        # own priority (no build of it exists for the releases with pod groups).
         return victim.priority < preemptor.priority and victim.terminating
 
     def may_preempt(self, state: ClusterState, victim: Pod, preemptor: Pod, now: datetime) -> VictimCheck:
@@ -152,73 +156,63 @@ class Prediction:
 # --- the evaluator --------------------------------------------------------------
 
 
-def eligible(state: ClusterState, pod: Pod, plugin: PreemptionPlugin, nominated_status: flt.Status | None) -> tuple[bool, str]:
+def eligible(state: ClusterState, pod: Pod, plugin: PreemptionPlugin, nominated_status: flt.Status | None,
+             as_groups: bool = False) -> tuple[bool, str]:
+    """PodEligibleToPreemptOthers. ``as_groups``: a pod on the nominated node counts at its pod
+    group's priority (1.37 with GenericWorkload on: NewPodVictim, GetPodPriority)."""
     if pod.preemption_policy == PREEMPT_NEVER:
         return False, "not eligible due to preemptionPolicy=Never."
     if pod.nominated_node_name:
         if nominated_status is not None and nominated_status.code == flt.UNRESOLVABLE:
             return True, ""
         for other in state.pods_on(pod.nominated_node_name):
-            if plugin.terminating_blocks(other, pod):
+            if plugin.terminating_blocks(other, pod, pod_priority(state, other) if as_groups else other.priority):
                 return False, "not eligible due to a terminating pod on the nominated node."
     return True, ""
 
 
-def start_time(pod: Pod, now: datetime) -> datetime:
-    return pod.start_time or now
-
-
-def importance(pod: Pod, now: datetime) -> tuple:
-    """Sort key: most important first (higher priority, then earlier start)."""
-    return (-pod.priority, start_time(pod, now))
-
-
-def split_by_pdb(items: list, pdbs: tuple[PodDisruptionBudget, ...], everyone: tuple[Pod, ...] = (),
-                 pods_of: Callable[[object], Iterable[Pod]] | None = None) -> tuple[list, list]:
-    """(would violate a PDB, would not), keeping order; budgets are spent in that order. An item is
-    a pod, or with ``pods_of`` a unit of pods (a pod group's victim) that violates if any of them does."""
-    allowed = [pdb.allowed_in(everyone) for pdb in pdbs]
-    violating, fine = [], []
-    for item in items:
-        violated = False
-        for pod in pods_of(item) if pods_of else (item,):
-            if not pod.labels:
-                continue
-            for i, pdb in enumerate(pdbs):
-                if pdb.namespace != pod.namespace or pdb.selector.empty or not pdb.selector.matches(pod.label_map):
-                    continue
-                if pod.name in pdb.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
-        (violating if violated else fine).append(item)
-    return violating, fine
-
-
 def select_victims_on_node(
-    state: ClusterState, preemptor: Pod, node: Node, plugin: PreemptionPlugin, now: datetime, status: flt.Status
+    state: ClusterState, preemptor: Pod, node: Node, plugin: PreemptionPlugin, now: datetime, status: flt.Status,
+    units: list[Unit] | None = None,
 ) -> NodeVerdict:
-    potential: list[Pod] = []
+    """The dry run on one node (SelectVictimsOnNode): remove every lower-priority victim the plugin
+    allows, check that the preemptor fits, then give victims back, most important first, while it
+    still fits; those it cannot give back are the node's victims.
+
+    ``units``: the victims below the preemptor that have a pod on this node, as 1.37 gathers them
+    with GenericWorkload on (reference.victim.units_by_node): a unit goes or stays whole, and its
+    pods on other nodes go with it (their room there is of no use here, but they are victims and
+    count in the node choice). None: each lower-priority pod on the node is a victim of its own."""
+    members = None if units is None else (lambda u: [state.pod_keyed(k) for k in u.keys])
+    items: list = [p for p in state.pods_on(node.name) if p.priority < preemptor.priority] if units is None else units
+    potential: list = []
     exempted: list[tuple[str, str]] = []
     until: list[datetime] = []
-    for pod in state.pods_on(node.name):
-        if pod.priority >= preemptor.priority:
-            continue
+    for item in items:
+        pods = members(item) if members else (item,)
         try:
-            check = plugin.may_preempt(state, pod, preemptor, now)
+            for pod in pods:  # a unit is eligible when all its pods are (isPreemptionAllowedAcrossAllVictimNodes)
+                check = plugin.may_preempt(state, pod, preemptor, now)
+                if not check.allowed:
+                    break
         except ClassMissing as e:
             return NodeVerdict(node.name, status, reason=f"error: {e}")
         if check.allowed:
-            potential.append(pod)
+            potential.append(item)
         else:
-            exempted.append((pod.key, check.reason))
+            exempted += [(pod.key, check.reason) for pod in pods]
             if check.until:
                 until.append(check.until)
     exempt_until = min(until) if until else None
     if not potential:
         return NodeVerdict(node.name, status, reason=plugin.no_victims_message(node, preemptor),
                            exempted=tuple(exempted), exempt_until=exempt_until)
+    if members is None:
+        here, far, gone = None, None, potential
+    else:
+        here = {u: [p for p in members(u) if p.node_name == node.name] for u in potential}
+        far = {u: frozenset(p.key for p in members(u) if p.node_name != node.name) for u in potential}
+        gone = [p for u in potential for p in here[u]]
     base = flt.residents_on(state, node.name)
     if flt.only_resources_matter(state, preemptor, node):
         # Only NodeResourcesFit can still say no, so the dry run counts instead of filtering
@@ -226,123 +220,82 @@ def select_victims_on_node(
         alloc = node.allocatable_map
         room = {name: alloc.get(name, 0) - want for name, want in preemptor.request_map.items() if want > 0}
         pod_room = alloc.get("pods", 0) - 1  # the preemptor takes a pod slot too
-        count, used = len(base) - len(potential), dict(base.used)
-        for p in potential:
+        count, used = len(base) - len(gone), dict(base.used)
+        for p in gone:
             for name, qty in p.requests:
                 used[name] -= qty
         if count > pod_room or any(used.get(name, 0) > free for name, free in room.items()):
-            why = flt.run_filters(state, preemptor, node, base.minus(potential))
+            why = flt.run_filters(state, preemptor, node, base.minus(gone))
             return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: "
                                + ", ".join(why.reasons), exempted=tuple(exempted), exempt_until=exempt_until)
 
-        def gives_back(pod: Pod) -> bool:
+        def gives_back(item) -> bool:
             nonlocal count
-            if count + 1 > pod_room:
+            back = here[item] if here is not None else (item,)
+            if count + len(back) > pod_room:
                 return False
-            for name, qty in pod.requests:
+            if len(back) == 1:
+                requests = back[0].requests
+            else:  # a unit with several pods here gives them back together
+                wanted: dict[str, int] = {}
+                for pod in back:
+                    for name, qty in pod.requests:
+                        wanted[name] = wanted.get(name, 0) + qty
+                requests = tuple(wanted.items())
+            for name, qty in requests:
                 if name in room and used.get(name, 0) + qty > room[name]:
                     return False
-            count += 1
-            for name, qty in pod.requests:
+            count += len(back)
+            for name, qty in requests:
                 used[name] = used.get(name, 0) + qty
             return True
     else:
-        remaining = base.minus(potential)
+        # The victims' pods elsewhere are gone too: a filter that looks past the node (inter-pod
+        # affinity) sees them gone (upstream tells it through PreFilterExtension RemovePod).
+        elsewhere = frozenset().union(*far.values()) if far else frozenset()
+        seen = state.without_pods(elsewhere) if elsewhere else state
+        remaining = base.minus(gone)
         # Only Unschedulable nodes get here, so the node-only filters have passed.
-        if not flt.fits(state, preemptor, node, remaining, node_checked=True):
-            why = flt.run_filters(state, preemptor, node, remaining)
+        if not flt.fits(seen, preemptor, node, remaining, node_checked=True):
+            why = flt.run_filters(seen, preemptor, node, remaining)
             return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: "
                                + ", ".join(why.reasons), exempted=tuple(exempted), exempt_until=exempt_until)
 
-        def gives_back(pod: Pod) -> bool:
-            nonlocal remaining
-            trial = remaining.plus(pod)
-            if not flt.fits(state, preemptor, node, trial, node_checked=True):
+        def gives_back(item) -> bool:
+            nonlocal remaining, seen, elsewhere
+            trial = remaining.plus(*(here[item] if here is not None else (item,)))
+            back = far[item] if far is not None else frozenset()
+            rest = elsewhere - back
+            view = seen if not back else state.without_pods(rest) if rest else state
+            if not flt.fits(view, preemptor, node, trial, node_checked=True):
                 return False
-            remaining = trial
+            remaining, seen, elsewhere = trial, view, rest
             return True
 
-    potential.sort(key=lambda p: (-p.priority, p.start_time or now))  # importance(), inlined: a hot path
-    violating, fine = split_by_pdb(potential, state.pdbs, state.pods)
-    victims: list[Pod] = []
+    # Most important first: for pods priority, then the earlier start (inlined: a hot path); for units
+    # MoreImportantVictim, which reduces to that for pods in no group.
+    order = Unit.importance if members else (lambda p: (-p.priority, p.start_time or now))
+    potential.sort(key=order)
+    verdicts = list(pdb_verdicts(potential, state.pdbs, state.pods, members))
+    violating, fine = [v for v in verdicts if v[1]], [v for v in verdicts if not v[1]]
+    victims: list = []
     spared: list[tuple[str, str]] = []
     violations = 0
-    for group, is_violating in ((violating, True), (fine, False)):
-        for pod in group:
-            if gives_back(pod):
-                spared.append((pod.key, "preemptor still fits with it"))
-            else:
-                victims.append(pod)
-                violations += is_violating
+    for item, violators in violating + fine:
+        if gives_back(item):
+            for k in item.keys if members else (item.key,):
+                spared.append((k, "preemptor still fits with it"))
+        else:
+            victims.append(item)
+            violations += violators  # 1.37 counts a unit's violating pods (ViolateCount)
     if violating and fine:
-        victims.sort(key=lambda p: importance(p, now))
+        victims.sort(key=order)
+    keys = tuple(k for v in victims for k in (v.keys if members else (v.key,)))
     return NodeVerdict(
-        node.name, status, candidate=True, victims=tuple(p.key for p in victims), pdb_violations=violations,
-        reason=f"{len(victims)} victim(s), {violations} PDB violation(s)", spared=tuple(spared),
+        node.name, status, candidate=True, victims=keys, pdb_violations=violations,
+        reason=f"{len(keys)} victim(s), {violations} PDB violation(s)", spared=tuple(spared),
         exempted=tuple(exempted), exempt_until=exempt_until,
     )
-
-
-CRITERIA = (
-    "fewest PDB violations",
-    "lowest highest-victim priority",
-    "smallest sum of victim priorities",
-    "fewest victims",
-    "latest start of the highest-priority victims",
-)
-
-
-def node_score(v: NodeVerdict, pods: dict[str, Pod], now: datetime) -> tuple:
-    """Upstream's node-choice criteria as one tuple: higher is better, compared in order."""
-    victims = [pods[k] for k in v.victims]
-    top = max(p.priority for p in victims)
-    return (
-        -v.pdb_violations,
-        -victims[0].priority,
-        -sum(p.priority + 2**31 for p in victims),
-        -len(victims),
-        min(start_time(p, now) for p in victims if p.priority == top),
-    )
-
-
-def num_candidates(potential_nodes: int, percentage: int = 10, absolute: int = 100) -> int:
-    """How many candidates the dry run looks for before it may stop (the plugins' default args)."""
-    return min(max(potential_nodes * percentage // 100, absolute), potential_nodes)
-
-
-def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime,
-               sample: int | None = None) -> tuple[frozenset[str], str]:
-    """The set of nodes the preemptor may be nominated to, and why.
-
-    With all candidates evaluated, the best by upstream's criteria (ties are a
-    set). When the dry run may stop after ``sample`` candidates, visited from a
-    random offset in an order the model cannot know, a candidate may win if
-    some such sample holds it and nothing better; a sample must hold a
-    PDB-respecting candidate when one exists.
-    """
-    if len(candidates) == 1:
-        return frozenset({candidates[0].node}), "the only candidate"
-    pods = {p.key: p for p in state.pods}
-    scores = {v.node: node_score(v, pods, now) for v in candidates}
-    if sample is not None and len(candidates) > sample:
-        any_clean = any(v.pdb_violations == 0 for v in candidates)
-        ranked = sorted(scores.values())
-        allowed = set()
-        for v in candidates:
-            if any_clean and v.pdb_violations:
-                continue
-            not_better = bisect_right(ranked, scores[v.node]) - 1  # others scoring <= it
-            if not_better >= sample - 1:
-                allowed.add(v.node)
-        return frozenset(allowed), (f"any of these: the dry run may stop after {sample} of "
-                                    f"{len(candidates)} candidates, visited from a random offset")
-    best = max(scores.values())
-    winners = [v.node for v in candidates if scores[v.node] == best]
-    if len(winners) == 1:
-        runner_up = max(sc for n, sc in scores.items() if n != winners[0])
-        decided = next(i for i, (a, b) in enumerate(zip(best, runner_up)) if a != b)
-        return frozenset(winners), CRITERIA[decided]
-    return frozenset(winners), "tie: the scheduler picks any of these"
 
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"  # an UnschedulableAndUnresolvable node, in the message
@@ -375,8 +328,10 @@ def filter_nodes(state: ClusterState, pod: Pod) -> tuple[dict[str, flt.Status], 
     return statuses, feasible, rejectors - {""}
 
 
-def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime) -> Prediction:
-    """One scheduling attempt of a pending pod: schedule, preempt, or stay pending."""
+def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime,
+            release: str = DEFAULT_RELEASE, gates: Gates = ()) -> Prediction:
+    """One scheduling attempt of a pending pod: schedule, preempt, or stay pending. ``release`` and
+    ``gates`` decide how victims are weighed (``release.LONE_PREEMPTOR_GROUP_VICTIMS``)."""
     plugin = PLUGINS[build] if isinstance(build, str) else build
     pod = state.pod_keyed(pod_key)
     if pod is None:
@@ -392,11 +347,13 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
 
     n = len(state.nodes)
     filter_msg = fit_error(statuses)
-    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name))
+    as_groups = has(release, LONE_PREEMPTOR_GROUP_VICTIMS, gates)
+    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups)
     if not ok:
         return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",
                           rejectors=rejectors)
 
+    units = units_by_node(state, pod.priority, release, now) if as_groups else None
     verdicts: list[NodeVerdict] = []
     for node in state.nodes:
         st = statuses[node.name]
@@ -404,7 +361,8 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
             verdicts.append(NodeVerdict(node.name, st, reason="not a candidate: " + ", ".join(st.reasons)
                                         + " (UnschedulableAndUnresolvable)"))
         else:
-            verdicts.append(select_victims_on_node(state, pod, node, plugin, now, st))
+            verdicts.append(select_victims_on_node(state, pod, node, plugin, now, st,
+                                                   None if units is None else units.get(node.name, [])))
     candidates = [v for v in verdicts if v.candidate]
     if not candidates:
         # The message names a node left out of the dry run as upstream does.

@@ -31,6 +31,9 @@ class Switch:
     # the release's default.
     gate: str = ""
     component: str = ""
+    # The behaviour is in the code from ``since`` on, behind ``gate``, which is off by default
+    # there: a cluster has it only with the gate on, and no gate brings it to an earlier release.
+    needs_gate: bool = False
 
 
 TERMINATING_VICTIMS_SKIPPED = Switch(
@@ -81,10 +84,18 @@ GROUP_NOMINATED_WHERE_PLACED = Switch(
     "after workload-aware preemption each placed pod of the group is nominated to the node the "
     "preemption placed it on (1.36 nominates the pods that fitted in the failed attempt, to the node "
     "they fitted on there)")
+LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
+    "lone-preemptor-group-victims", "1.37", "kubernetes#137981",
+    "a lone preemptor (a pod in no pod group) weighs its victims as pod-group preemption does: a pod "
+    "that names a pod group at its group's priority, and the running pods of a group disrupted as a "
+    "whole as one victim, preempted whole on every node they run on (1.36, or the gate off: each pod "
+    "on the node a victim of its own at its own priority)",
+    gate="GenericWorkload", component="kube-scheduler", needs_gate=True)
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
             NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH,
-            GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED)
+            GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED,
+            LONE_PREEMPTOR_GROUP_VICTIMS)
 
 
 def minor(release: str) -> tuple[int, int]:
@@ -100,12 +111,16 @@ Gates = tuple[tuple[str, str, bool], ...]  # (component, or "" for all; gate; va
 
 
 def has(release: str, switch: Switch, gates: Gates = ()) -> bool:
-    """Whether ``release`` behaves the new way: by its gate where one is set, else by the release."""
+    """Whether ``release`` behaves the new way: by its gate where one is set, else by the release
+    (for a switch that ``needs_gate``: by the release and the gate both)."""
     value = minor(release) >= minor(switch.since)
+    gated: bool | None = None
     for component, gate, on in gates:
         if switch.gate and gate == switch.gate and component in ("", switch.component):
-            value = on
-    return value
+            gated = on
+    if switch.needs_gate:
+        return value and bool(gated)
+    return value if gated is None else gated
 
 
 _RANGE = re.compile(r"^\s*(>=|<)\s*(\d+\.\d+)\s*$")

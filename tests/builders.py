@@ -50,8 +50,8 @@ def pdb(name: str, match: dict, allowed: int, ns: str = "default", disrupted=())
     return PodDisruptionBudget(name, ns, LabelSelector(tuple(sorted(match.items()))), allowed, tuple(disrupted))
 
 
-def state(classes=(), nodes=(), pods=(), pdbs=()) -> ClusterState:
-    return ClusterState(tuple(classes), tuple(nodes), tuple(pods), tuple(pdbs))
+def state(classes=(), nodes=(), pods=(), pdbs=(), groups=()) -> ClusterState:
+    return ClusterState(tuple(classes), tuple(nodes), tuple(pods), tuple(pdbs), tuple(groups))
 
 
 # A valid Karmada scenario (``{id}`` to fill in): one member, one class, one app scheduled whole;
