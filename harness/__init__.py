@@ -6,7 +6,7 @@ Where the kit's own files are, for every module, whatever its depth.
 from pathlib import Path
 
 # The kit's version, written once: `priority-conformance --version` prints it, and the installed
-# distribution's must agree (tests/test_cli_main.py).
+# distribution's must agree (tests/cli/test_cli_main.py).
 __version__ = "0.1.0"
 
 HARNESS = Path(__file__).resolve().parent

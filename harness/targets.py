@@ -4,7 +4,7 @@ One source for the kit: the builds are the model's preemption plugins
 (reference.preemption.PLUGINS), each built from one wrapper module
 (``SCHEDULER_MODULES``); the releases are the model's,
 reference.release.RELEASES, which are the releases the wrapper modules under
-harness/gomod build (pins.releases(); tests/test_targets.py checks the two
+harness/gomod build (pins.releases(); tests/formats/test_targets.py checks the two
 agree, since the model may not read the harness); the default release is
 reference.release's, which the build toolchain checks its wrapper modules
 have. A target on the command line is a build, optionally at a release:

@@ -5,7 +5,7 @@ over the model's whole domain: nodes with labels and taints, classes with
 extreme, equal and negative values, ``Never`` policies, a global default,
 toleration annotations of every kind, initial pods (some bound without the
 scheduler), PDBs and a few steps. The same strategy drives the model-only
-property tests (tests/test_generate.py) and ``./kit explore``.
+property tests (tests/explore/test_generate.py) and ``./kit explore``.
 
 Every tree it draws loads as a Scenario; what it leaves out, it leaves out
 because the cluster would not run it as the model assumes, never to avoid a

@@ -9,7 +9,7 @@ each file given (the README's Figures section, docs/figures.md)::
     python -m harness.run.figures --run artifacts --out README.md --out docs/figures.md
 
 The block carries the record it was rendered from (an HTML comment), so ``--check`` (and
-tests/test_figures.py) can tell a block the generator wrote from one edited by hand: a figure
+tests/run/test_figures.py) can tell a block the generator wrote from one edited by hand: a figure
 changed, or a block without the commit and date of its run. A folder with JUnit XML and no
 summary (a run before the summary was recorded) gives its counts, wall time and date, and says
 that its commit, machine and command were not recorded.

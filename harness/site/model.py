@@ -25,7 +25,7 @@ from harness.targets import BUILDS
 
 KARMADA_AREA = "karmada"
 # What each area pins, for its page's heading and title (the pytest markers of pyproject.toml say the
-# same); every area has one (tests/test_site.py), or its pages would show its bare id.
+# same); every area has one (tests/site/test_site.py), or its pages would show its bare id.
 AREA_TITLES = {
     "admission": "Priority admission and PriorityClass validation",
     "queue": "Scheduling queue order and retries",
