@@ -1,121 +1,11 @@
-"""The harness without a cluster: builds, configuration, errors."""
-
-import shutil
-import stat
+"""The local cluster without starting it: its configuration, its start and what a failed start leaves."""
 
 import pytest
 import yaml
 
-from harness.build import pins, toolchain
-from harness.cli import main as cli_main
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config
 from harness.clusters.local import ClusterOptions
 from harness.errors import KitError
-from harness.run.pods.compare import compare
-from reference.scheduler import PodView
-
-
-def test_versions_come_from_the_wrapper_go_mod_files():
-    v = pins.versions("1.34")
-    assert v["kubernetes"] == "v1.34.4"
-    assert v["scheduler-plugins"] == "v0.34.7"
-    assert v["scheduler-plugins-kubernetes"] == v["kubernetes"]
-    assert v["etcd"] == "v3.6.4" and v["kwok"] == "v0.8.0"
-
-
-def test_releases_are_the_directories_of_wrappers_and_the_default_runs_both_builds():
-    releases = pins.releases()
-    assert releases[0] == "1.34" and releases == sorted(releases, key=lambda r: int(r.split(".")[1]))
-    assert pins.has_plugins(pins.default_release())
-    assert all(not pins.has_plugins(r) for r in releases if r > pins.default_release())
-    for r in releases:
-        v = pins.versions(r)
-        assert v["kubernetes"].startswith(f"v{r}.")
-        assert v.get("scheduler-plugins-kubernetes", v["kubernetes"]) == v["kubernetes"], \
-            "both scheduler builds of a release share one Kubernetes"
-
-
-def test_an_unknown_release_is_one_clear_error():
-    with pytest.raises(KitError, match="release 1.99 is not one the kit can build"):
-        toolchain.ensure_all(release="1.99")
-    with pytest.raises(KitError, match="release 1.99"):
-        ClusterOptions(build="upstream", release="1.99")
-
-
-def test_ldflags_stamp_real_versions():
-    assert "gitVersion=v1.34.4 " in toolchain.ldflags("1.34/kubernetes") + " "
-    assert "gitVersion=v1.34.4+scheduler-plugins.v0.34.7" in toolchain.ldflags("1.34/scheduler-plugins")
-    assert "gitMinor=34 " in toolchain.ldflags("1.34/kubernetes") + " "
-    assert f"consts.KubeVersion={pins.versions()['kubernetes'].lstrip('v')}" in toolchain.ldflags("kwok")
-
-
-@pytest.fixture
-def sandbox(tmp_path, monkeypatch):
-    """A private cache and a private copy of the wrapper modules."""
-    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path / "cache"))
-    gomod = tmp_path / "gomod"
-    shutil.copytree(pins.GOMOD_DIR, gomod)
-    monkeypatch.setattr(pins, "GOMOD_DIR", gomod)
-    return tmp_path
-
-
-def test_cache_key_follows_the_module_files(sandbox):
-    before = toolchain.cache_key("1.34/etcd", "go1.26")
-    other_release = {r: toolchain.cache_key(f"{r}/etcd", "go1.26") for r in pins.releases()[1:]}
-    assert toolchain.cache_key("1.34/etcd", "go1.26") == before
-    assert toolchain.cache_key("1.34/etcd", "go1.27") != before
-    gomod = pins.GOMOD_DIR / "1.34" / "etcd" / "go.mod"
-    gomod.write_text(gomod.read_text() + "// changed\n")
-    assert toolchain.cache_key("1.34/etcd", "go1.26") != before
-    # Building a second release must not rebuild the first, nor the other way round.
-    assert {r: toolchain.cache_key(f"{r}/etcd", "go1.26") for r in other_release} == other_release
-    assert before not in other_release.values()
-
-
-def test_a_warm_cache_builds_nothing(sandbox, monkeypatch):
-    target = toolchain.binary_dir("1.34/etcd", "go1.26 linux amd64")
-    target.mkdir(parents=True)
-    (target / "etcd").write_text("#!/bin/sh\n")
-    (target / "etcd").chmod(0o755)
-
-    def no_build(*a, **k):
-        raise AssertionError("a warm cache must not build")
-
-    monkeypatch.setattr(toolchain.subprocess, "Popen", no_build)
-    assert toolchain.ensure_module("1.34/etcd", go="go", go_version="go1.26 linux amd64") == {"etcd": target / "etcd"}
-
-
-def test_a_runner_image_finds_its_binaries_with_no_go(sandbox, monkeypatch):
-    # The runner image has the binaries under the host's cache keys and no Go: the version it
-    # names stands in for `go env`, and nothing asks for a go binary.
-    target = toolchain.binary_dir("1.34/etcd", "go1.26 linux amd64")
-    target.mkdir(parents=True)
-    (target / "etcd").write_text("#!/bin/sh\n")
-    (target / "etcd").chmod(0o755)
-    monkeypatch.setenv(toolchain.BUILT_BY_ENV, "go1.26 linux amd64")
-    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
-    assert toolchain.ensure_module("1.34/etcd") == {"etcd": target / "etcd"}
-    # A binary it does not hold is one clear error, not a build attempt.
-    with pytest.raises(KitError, match="runner image holding one release's prebuilt binaries"):
-        toolchain.ensure_module("1.35/etcd")
-
-
-def test_missing_go_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
-    with pytest.raises(KitError, match="Go toolchain not found"):
-        toolchain.go_binary()
-
-
-def test_a_failed_build_names_the_module_and_log_and_leaves_nothing(sandbox):
-    fake_go = sandbox / "go"
-    fake_go.write_text("#!/bin/sh\necho 'go: module lookup disabled by GOPROXY=off' >&2\nexit 1\n")
-    fake_go.chmod(fake_go.stat().st_mode | stat.S_IEXEC)
-    with pytest.raises(KitError) as e:
-        toolchain.ensure_module("1.34/etcd", go=str(fake_go), go_version="fake")
-    assert "building 1.34-etcd failed" in str(e.value) and "build-1.34-etcd.log" in str(e.value)
-    assert "GOPROXY=off" in str(e.value)
-    leftovers = [p for p in (toolchain.cache_root() / "bin").iterdir()]
-    assert leftovers == [], "no half-built cache entry may remain"
 
 
 def test_scheduler_profiles_differ_only_at_post_filter():
@@ -165,67 +55,6 @@ def test_unreachable_cluster_is_a_clear_error(tmp_path):
     (tmp_path / "broken").write_text("::: not yaml")
     with pytest.raises(KitError, match="cannot load kubeconfig"):
         Kube(tmp_path / "broken")
-
-
-def test_cli_reports_invalid_scenarios_without_a_traceback(tmp_path, capsys):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("id: bad\ntitle: x\n")
-    assert cli_main(["validate", str(bad)]) == 1
-    out = capsys.readouterr().out
-    assert "INVALID" in out and "Traceback" not in out
-
-
-def test_cli_errors_exit_2_with_a_message(capsys, monkeypatch, tmp_path):
-    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
-    assert cli_main(["cluster", "down", "--name", "never-started"]) == 2
-    assert "no cluster named never-started is recorded" in capsys.readouterr().err
-
-
-def test_compare_treats_sets_and_termination_as_the_model_means_them():
-    predicted = {"p": PodView("running", "n1"), "v": PodView("gone", preempted=True)}
-    observed = {"p": PodView("running", "n2"), "v": PodView("terminating", "n1", preempted=True)}
-    assert compare(predicted, observed, {"default/p": frozenset({"n1", "n2"})}) == []
-    assert [m.field for m in compare(predicted, observed, {})] == ["node"]
-    assert compare({"q": PodView("pending")}, {"q": PodView("pending", nominated="n1")}, {})[0].field == "nominated"
-
-
-def _event(victim, preemptor_uid, node, at, preemptor="p"):
-    from datetime import datetime, timezone
-    from types import SimpleNamespace as NS
-
-    return NS(message=f"Preempted by pod {preemptor_uid} on node {node}", involved_object=NS(name=victim),
-              event_time=datetime(2026, 1, 1, 1, 7, at[0], at[1] * 1000, tzinfo=timezone.utc),
-              first_timestamp=None, last_timestamp=None, related=NS(name=preemptor, uid=preemptor_uid))
-
-
-def test_victims_of_one_preemptor_on_two_nodes_are_named_as_a_scheduler_fault():
-    from harness.run.pods.faults import preempted_again as fault
-
-    two = [_event("guarded-1", "u1", "n1", (6, 967)), _event("plain", "u1", "n2", (6, 996))]
-    [f] = fault(two)
-    assert f.fails and str(f).startswith(
-        "one preemptor, victims on two nodes: p preempted guarded-1 on n1 at 01:07:06.967, plain on n2 at "
-        "01:07:06.996 (a scheduler race")
-    [f] = fault(two, "1.34")
-    assert not f.fails and f.changes_outcome, "before 1.35 upstream's two-node race is a known bug (kubernetes#134249)"
-    [f] = fault(two, "1.35", "plugins")
-    assert not f.fails and f.changes_outcome, "the synchronous plugins build's informer race, on every release"
-    twice = [_event("low", "u1", "n1", (6, 1)), _event("low", "u1", "n1", (6, 40))]
-    [f] = fault(twice, "1.34")
-    assert not f.fails and str(f).startswith(
-        "one preemptor preempted the same victim twice: p preempted low on n1 at 01:07:06.001, low on n1 at "
-        "01:07:06.040")
-    [f] = fault(twice, "1.35")
-    # 1.35's gate opens on the informer's view while victims come from the scheduler's cache: the
-    # window is upstream's, and the pods end as specified, so it is known, not a regression.
-    assert not f.fails and not f.changes_outcome and "leaves a window" in str(f)
-    [f] = fault(two, "1.35")
-    assert f.fails and "fixed in 1.35 by kubernetes#134294, #134730, so here a regression" in str(f)
-    [f] = fault(twice, "1.35", "plugins")
-    assert not f.fails, "the synchronous plugins build has no gate: its informer race stays a known fault"
-    same_node = [_event("a", "u1", "n1", (6, 1)), _event("b", "u1", "n1", (6, 2))]
-    two_preemptors = [_event("a", "u1", "n1", (6, 1)), _event("b", "u2", "n2", (6, 2), preemptor="q")]
-    assert fault(same_node) == [] and fault(two_preemptors) == []
 
 
 def test_kwokctl_gets_the_kits_ports_and_the_schedulers_verbosity(tmp_path):
@@ -349,31 +178,6 @@ def test_a_component_that_exits_again_after_its_restart_is_named_with_the_logs_t
     assert e.value.logs == (k.previous_log_path("kube-scheduler"),)
     assert all(p.exists() for p in e.value.logs)
     assert "cannot start" in e.value.logs[0].read_text()
-
-
-def test_a_preemptor_that_lost_its_nomination_may_preempt_on_another_node():
-    """A higher preemptor took its node and cleared its nomination: preempting elsewhere then is
-    the spec (queue-cleared-nomination-retried-at-once), not the race."""
-    from kubernetes import client
-
-    from harness.run.pods.faults import preempted_again as fault
-    from harness.run.pods.check import displaced
-    from harness.run.pods.history import PodLog
-
-    def mid(nominated: str):
-        return client.V1Pod(metadata=client.V1ObjectMeta(name="mid", uid="u1"), spec=client.V1PodSpec(containers=[]),
-                            status=client.V1PodStatus(nominated_node_name=nominated or None))
-
-    log = PodLog()
-    for nominated in ("", "n1", "", "n2"):
-        log.add("MODIFIED", mid(nominated))
-    assert displaced(log) == {"u1"}
-    two = [_event("v1", "u1", "n1", (6, 1)), _event("v2", "u1", "n2", (9, 1))]
-    assert fault(two, displaced=displaced(log)) == []
-    kept = PodLog()
-    for nominated in ("", "n1", "n2"):
-        kept.add("MODIFIED", mid(nominated))
-    assert displaced(kept) == frozenset() and fault(two, displaced=displaced(kept))
 
 
 def test_the_api_server_is_told_its_address_only_where_no_default_route_exists():
