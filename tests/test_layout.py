@@ -120,3 +120,11 @@ def _module_aliases(tree: ast.AST) -> set[str]:
                         (ROOT / (node.module.replace(".", "/") + "/" + a.name)).is_dir():
                     out.add(a.asname or a.name)
     return out
+
+
+def test_no_test_folder_is_one_pytest_skips_without_a_word():
+    """pytest's default norecursedirs skips folders named build, dist, venv and the like, so tests
+    placed in tests/build/ were never collected (nine of them, until this test)."""
+    skipped = {"build", "dist", "CVS", "node_modules", "venv", "_darcs", "{arch}"}
+    folders = [p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()]
+    assert folders and [f for f in folders if f in skipped or f.startswith(".") or f.endswith(".egg")] == []
