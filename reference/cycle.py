@@ -23,11 +23,14 @@ def attempt(world: World, key: str) -> World:
     if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
         return attempt_group(world, key)
     pr = predict(world.state, key, world.build, world.now, world.release, world.gates)
-    world = replace(world, predictions=world.predictions + (pr,))
     pod = world.state.pod_keyed(key)
     assert pod is not None
     forced = dict(world.choices).get(key)
     chosen = forced if forced in pr.nodes else (sorted(pr.nodes)[0] if pr.nodes else "")
+    if pr.outcome == "preempt":
+        # What the pod is left saying depends on the node chosen and the release.
+        pr = replace(pr, message=success_message(pr.message, chosen, len(pr.victims[chosen]), world.release))
+    world = replace(world, predictions=world.predictions + (pr,))
     if len(pr.nodes) > 1:
         world = replace(world, allowed_nodes=world.allowed_nodes + ((key, pr.nodes),))
     if pr.outcome == "schedule":
@@ -36,8 +39,6 @@ def attempt(world: World, key: str) -> World:
         return wake(world, pod_bound(bound))
     if pr.outcome == "preempt":
         victims = pr.victims[chosen]
-        pr = replace(pr, message=success_message(pr.message, chosen, len(victims), world.release))
-        world = replace(world, predictions=world.predictions[:-1] + (pr,))
         skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
         world, evicted = _preempt_victims(world, victims)
         # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
