@@ -48,13 +48,19 @@ def trajectory(world: World, step: Step, namespace: str = "default") -> list[tup
     world = act(world, step, namespace)
     start = world.now  # the runner's clock starts once the action is done (a wait step's too)
     until = world.now + step.settle if step.settle is not None else None
-    out = [(0.0, sched.view(world))]
+    return [(0.0, sched.view(world))] + [((w.now - start).total_seconds(), sched.view(w)) for w in course(world, until)]
+
+
+def course(world: World, until: datetime | None) -> list[World]:
+    """The world at each moment one of its terminating pods is predicted gone, in order, up to
+    ``until`` (None: until none is left terminating)."""
+    out: list[World] = []
     for _ in range(100):
-        ends = sorted(p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None)
-        if not ends or (until is not None and ends[0] > until):
+        ends = [p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None]
+        if not ends or (until is not None and min(ends) > until):
             break
-        world = sched.advance(world, ends[0], flush=False)
-        out.append(((world.now - start).total_seconds(), sched.view(world)))
+        world = sched.advance(world, min(ends), flush=False)
+        out.append(world)
     return out
 
 
@@ -88,15 +94,7 @@ def later_states(worlds: list[World], until: datetime) -> list[World]:
     moment (the quiet time, a lagging cluster's grace), and kwok ends a pod at its
     deletionTimestamp whether the scheduler has caught up or not: the state the model puts at the
     moment may end, or never show, before the look does."""
-    out: list[World] = []
-    for world in worlds:
-        for _ in range(100):
-            ends = [p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None]
-            if not ends or min(ends) > until:
-                break
-            world = sched.advance(world, min(ends), flush=False)
-            out.append(world)
-    return out
+    return [w for world in worlds for w in course(world, until)]
 
 
 def retried_after_failure(before: World, predicted: World) -> list[str]:
