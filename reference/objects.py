@@ -354,6 +354,15 @@ class ClusterState:
     def without_class(self, name: str) -> ClusterState:
         return replace(self, priority_classes=tuple(c for c in self.priority_classes if c.name != name))
 
+    def with_node(self, node: Node) -> ClusterState:
+        """The node added, or changed in place (its order among the nodes kept)."""
+        if node.name in self._nodes:
+            return replace(self, nodes=tuple(node if n.name == node.name else n for n in self.nodes))
+        return replace(self, nodes=self.nodes + (node,))
+
+    def without_node(self, name: str) -> ClusterState:
+        return replace(self, nodes=tuple(n for n in self.nodes if n.name != name))
+
 
 __all__ = [
     "PREEMPT_LOWER",

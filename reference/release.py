@@ -58,6 +58,11 @@ ANY_TERM_IN_AFFINITY_HINTS = Switch(
     "any-term-in-affinity-hints", "1.37", "kubernetes#139161",
     "InterPodAffinity's queueing hint wakes a parked pod when a deleted pod matches any of its anti-affinity "
     "terms, not only all of them")
+TAINT_EVENT_FOR_NODE_ADD_PLUGINS = Switch(
+    "taint-event-for-node-add-plugins-removed", "1.37", "kubernetes#138708 (issue #109437)",
+    "a taint change or an uncordon wakes a parked pod only through its rejectors' own hints; before, "
+    "NodeAffinity, NodeResourcesFit and InterPodAffinity (every plugin registering NodeAdd but not "
+    "UpdateNodeTaint) were given an UpdateNodeTaint registration that always says Queue")
 PREEMPTION_SUCCESS_MESSAGE = Switch(
     "preemption-success-message", "1.37", "kubernetes#140180",
     "a preemptor left pending after a successful preemption has a message that ends with "
@@ -92,7 +97,8 @@ LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
     "on the node a victim of its own at its own priority)",
     gate="GenericWorkload", component="kube-scheduler", needs_gate=True)
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
-            NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, PREEMPTION_SUCCESS_MESSAGE,
+            NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS,
+            PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH,
             GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED,
             LONE_PREEMPTOR_GROUP_VICTIMS)

@@ -23,32 +23,47 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .filter import term_matches
-from .objects import Pod
-from .release import NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, has
+from .objects import Node, Pod
+from .release import ANY_TERM_IN_AFFINITY_HINTS, NOMINATED_PODS_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS, has
 
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 INTER_POD_AFFINITY = "InterPodAffinity"
+NODE_UNSCHEDULABLE = "NodeUnschedulable"
+TAINT_TOLERATION = "TaintToleration"
+NODE_AFFINITY = "NodeAffinity"
 # Registered for node events only: no pod event the scenarios cause wakes a pod they alone rejected.
-NODE_ONLY = ("TaintToleration", "NodeAffinity", "NodeUnschedulable")
+NODE_ONLY = (TAINT_TOLERATION, NODE_AFFINITY, NODE_UNSCHEDULABLE)
 
 ASSIGNED_POD_DELETE = "AssignedPodDelete"
 ASSIGNED_POD_ADD = "AssignedPodAdd"
+# Node events (framework/events.go NodeSchedulingPropertiesChange): an uncordon is an
+# UpdateNodeTaint; a cordon is none (only the taint the node lifecycle controller then adds).
+NODE_ADD = "NodeAdd"
+NODE_DELETE = "NodeDelete"
+UPDATE_NODE_ALLOCATABLE = "UpdateNodeAllocatable"
+UPDATE_NODE_LABEL = "UpdateNodeLabel"
+UPDATE_NODE_TAINT = "UpdateNodeTaint"
+NODE_EVENTS = (NODE_ADD, NODE_DELETE, UPDATE_NODE_ALLOCATABLE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT)
 
 
 @dataclass(frozen=True)
 class ClusterEvent:
     """An event as the scheduling queue receives it.
 
-    ``pod`` is the object the event is about: for a deletion, its last version; for a changed
-    nomination, the version before the change. ``at_most`` is the queue's pre-check for the
+    ``pod`` is the object a pod event is about: for a deletion, its last version; for a changed
+    nomination, the version before the change; a node event has ``node`` and ``old_node``
+    instead. ``at_most`` is the queue's pre-check for the
     events it makes of a nominated pod going away (``getLEPriorityPreCheck``): only parked pods
     of that priority or lower are considered. ``what`` says it in a scenario's words.
     """
 
     name: str
-    pod: Pod
+    pod: Pod | None
     what: str
     at_most: int | None = None
+    # A node event's node as it is now (None once deleted), and as it was (None when added).
+    node: Node | None = None
+    old_node: Node | None = None
 
 
 def assigned_pod_gone(pod: Pod) -> ClusterEvent:
@@ -79,6 +94,124 @@ def pod_bound(pod: Pod) -> ClusterEvent:
     return ClusterEvent(ASSIGNED_POD_ADD, pod, f"{pod.key} bound to {pod.node_name}")
 
 
+def node_added(node: Node) -> ClusterEvent:
+    """``addNodeToCache``: no pre-check with queueing hints on."""
+    return ClusterEvent(NODE_ADD, None, f"node {node.name} added", node=node)
+
+
+def node_updated(action: str, old: Node, new: Node) -> ClusterEvent:
+    """One of the events ``updateNodeInCache`` makes of a node's update, with both versions."""
+    return ClusterEvent(action, None, f"node {new.name} changed ({action})", node=new, old_node=old)
+
+
+def node_deleted(node: Node) -> ClusterEvent:
+    """``deleteNodeFromCache``: of the modelled plugins none registers it (PodTopologySpread does)."""
+    return ClusterEvent(NODE_DELETE, None, f"node {node.name} deleted", old_node=node)
+
+
+def _taint_fallback(event: ClusterEvent, plugin: str, release: str) -> str:
+    """Before 1.37 the scheduler gives a plugin that registers NodeAdd but not UpdateNodeTaint
+    an UpdateNodeTaint registration whose hint always says Queue (``scheduler.go``
+    buildQueueingHintMap, kubernetes#109437): any taint change, or an uncordon, wakes its pods."""
+    if event.name == UPDATE_NODE_TAINT and not has(release, TAINT_EVENT_FOR_NODE_ADD_PLUGINS):
+        return f"{plugin}: any taint change on {event.node.name} (the pre-1.37 UpdateNodeTaint registration)"
+    return ""
+
+
+def _untolerated(node: Node, pod: Pod) -> bool:
+    return any(t.effect in ("NoSchedule", "NoExecute") and not any(x.tolerates(t) for x in pod.tolerations)
+               for t in node.taints)
+
+
+def _matches_required(node: Node, pod: Pod) -> bool:
+    labels = node.label_map
+    return (all(labels.get(k) == v for k, v in pod.node_selector)
+            and (not pod.node_affinity or any(all(r.matches(labels) for r in term) for term in pod.node_affinity)))
+
+
+def node_unschedulable(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``nodeunschedulable`` isSchedulableAfterNodeChange (Add|UpdateNodeTaint): a node added
+    schedulable, or one uncordoned. Tolerations are not looked at."""
+    node, old = event.node, event.old_node
+    if event.name == NODE_ADD and not node.unschedulable:
+        return f"{NODE_UNSCHEDULABLE}: {node.name} added schedulable"
+    if event.name == UPDATE_NODE_TAINT and old.unschedulable and not node.unschedulable:
+        return f"{NODE_UNSCHEDULABLE}: {node.name} uncordoned"
+    return ""
+
+
+def taint_toleration(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``tainttoleration`` isSchedulableAfterNodeChange (Add|UpdateNodeTaint): the pod tolerates
+    every NoSchedule and NoExecute taint of the node now, and did not before (a node added
+    counts as not tolerated before)."""
+    if event.name not in (NODE_ADD, UPDATE_NODE_TAINT):
+        return ""
+    was = event.old_node is None or _untolerated(event.old_node, parked)
+    if was and not _untolerated(event.node, parked):
+        return f"{TAINT_TOLERATION}: it tolerates {event.node.name}'s taints now"
+    return ""
+
+
+def node_affinity(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``nodeaffinity`` isSchedulableAfterNodeChange (Add|UpdateNodeLabel): the node matches the
+    pod's nodeSelector and required node affinity now, and did not before."""
+    if event.name not in (NODE_ADD, UPDATE_NODE_LABEL):
+        return _taint_fallback(event, NODE_AFFINITY, release)
+    if not _matches_required(event.node, parked):
+        return ""
+    if event.old_node is not None and _matches_required(event.old_node, parked):
+        return ""
+    return f"{NODE_AFFINITY}: {event.node.name} matches its node selector now"
+
+
+def _fits_empty(node: Node, pod: Pod) -> bool:
+    # isFit: the node with no pods on it, allocatable only.
+    alloc = node.allocatable_map
+    return alloc.get("pods", 0) >= 1 and all(alloc.get(r, 0) >= q for r, q in pod.requests if q)
+
+
+def _resources_fit_node(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``noderesources/fit.go`` isSchedulableAfterNodeChange (Add|UpdateNodeAllocatable): the pod
+    fits the node were it empty, and, for an update, the node's pod count or its allocatable of
+    some resource the pod requests grew (not necessarily the one that was short)."""
+    if event.name not in (NODE_ADD, UPDATE_NODE_ALLOCATABLE):
+        return _taint_fallback(event, NODE_RESOURCES_FIT, release)
+    node, old = event.node, event.old_node
+    if not _fits_empty(node, parked):
+        return ""
+    if old is not None:
+        new_alloc, old_alloc = node.allocatable_map, old.allocatable_map
+        grew = new_alloc.get("pods", 0) > old_alloc.get("pods", 0) or any(
+            q and new_alloc.get(r, 0) > old_alloc.get(r, 0) for r, q in parked.requests)
+        if not grew:
+            return ""
+    return f"{NODE_RESOURCES_FIT}: it would fit {node.name} were the node empty"
+
+
+def _label_changed(key: str, old: Node, new: Node) -> bool:
+    return old.label_map.get(key) != new.label_map.get(key)
+
+
+def _affinity_node(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``interpodaffinity/plugin.go`` isSchedulableAfterNodeChange (Add|UpdateNodeLabel), over the
+    pod's own required terms' topology keys: for affinity, the key appears or changes; for
+    anti-affinity, any node added, or the key removed or changed. A pod with no terms of its
+    own is never woken by a node."""
+    if event.name not in (NODE_ADD, UPDATE_NODE_LABEL):
+        return _taint_fallback(event, INTER_POD_AFFINITY, release)
+    node, old = event.node, event.old_node
+    for t in parked.pod_affinity:
+        has_key = t.topology_key in node.label_map
+        if has_key and (old is None or _label_changed(t.topology_key, old, node)):
+            return f"{INTER_POD_AFFINITY}: {node.name} has its affinity's topology {t.topology_key} now"
+    for t in parked.pod_anti_affinity:
+        if old is None:
+            return f"{INTER_POD_AFFINITY}: {node.name} added (its anti-affinity may allow it)"
+        if t.topology_key in old.label_map and _label_changed(t.topology_key, old, node):
+            return f"{INTER_POD_AFFINITY}: {node.name}'s {t.topology_key} changed"
+    return ""
+
+
 def _all_or_any(release: str):
     return any if has(release, ANY_TERM_IN_AFFINITY_HINTS) else all
 
@@ -91,6 +224,8 @@ def _matches_terms(terms, owner: Pod, other: Pod, release: str) -> bool:
 def node_resources_fit(event: ClusterEvent, parked: Pod, release: str) -> str:
     """``noderesources/fit.go`` isSchedulableAfterPodEvent (1.37: ...AfterAssignedPodDelete): a pod
     that held room (bound, or nominated) going away may make room for anybody."""
+    if event.name in NODE_EVENTS:
+        return _resources_fit_node(event, parked, release)
     if event.name == ASSIGNED_POD_DELETE and (event.pod.node_name or event.pod.nominated_node_name):
         return f"{NODE_RESOURCES_FIT}: the room {event.pod.key} held may fit it"
     return ""
@@ -101,6 +236,8 @@ def inter_pod_affinity(event: ClusterEvent, parked: Pod, release: str) -> str:
     isSchedulableAfterAssignedPodChange). Before 1.36 an unbound pod's event is skipped even when
     it was nominated; the deleted pod's own anti-affinity against the parked pod counts from 1.36;
     "all terms" became "any term" in 1.37."""
+    if event.name in NODE_EVENTS:
+        return _affinity_node(event, parked, release)
     other = event.pod
     counted = other.node_name or (other.nominated_node_name and has(release, NOMINATED_PODS_IN_AFFINITY_HINTS))
     if not counted:
@@ -116,7 +253,9 @@ def inter_pod_affinity(event: ClusterEvent, parked: Pod, release: str) -> str:
     return ""
 
 
-HINTS = {NODE_RESOURCES_FIT: node_resources_fit, INTER_POD_AFFINITY: inter_pod_affinity}
+# Each modelled filter plugin's queueing hints: pod events for the first two, node events for all.
+HINTS = {NODE_RESOURCES_FIT: node_resources_fit, INTER_POD_AFFINITY: inter_pod_affinity,
+         NODE_UNSCHEDULABLE: node_unschedulable, TAINT_TOLERATION: taint_toleration, NODE_AFFINITY: node_affinity}
 
 
 def woken_by(event: ClusterEvent, parked: Pod, rejectors: frozenset[str], release: str) -> str:
@@ -136,4 +275,4 @@ def woken_by(event: ClusterEvent, parked: Pod, rejectors: frozenset[str], releas
 
 
 __all__ = ["ClusterEvent", "assigned_pod_gone", "nominated_pod_deleted", "nomination_changed", "pod_bound", "woken_by",
-           "HINTS", "NODE_ONLY"]
+           "node_added", "node_updated", "node_deleted", "HINTS", "NODE_ONLY", "NODE_EVENTS"]

@@ -20,6 +20,7 @@ from reference.objects import (
 )
 
 from harness.formats.common import ScenarioError
+from harness.formats.nodes import TaintSpec
 from harness.formats.pods import (EPHEMERAL_STORAGE, TOPOLOGY, AffinityTerm, ClassSpec, NodeSpec, PdbSpec, PodGroupSpec,
                                   PodSpec, Scenario)
 from harness.kube import NODE_STORAGE, SLOT
@@ -32,7 +33,14 @@ def to_class(c: ClassSpec) -> PriorityClass:
 def to_node(n: NodeSpec) -> Node:
     return Node(n.name, labels=tuple(sorted(n.labels.items())),
                 allocatable=(("pods", 110), (SLOT, n.slots), (EPHEMERAL_STORAGE, NODE_STORAGE)),
-                taints=tuple(Taint(t.key, t.effect, t.value) for t in n.taints))
+                taints=tuple(Taint(t.key, t.effect, t.value) for t in n.taints), unschedulable=n.unschedulable)
+
+
+def from_node(n: Node) -> NodeSpec:
+    """The scenario node a model node came from (``to_node``'s inverse), for a node step to change."""
+    return NodeSpec(name=n.name, slots=n.allocatable_map.get(SLOT, 0), labels=dict(n.labels),
+                    taints=[TaintSpec(key=t.key, value=t.value, effect=t.effect) for t in n.taints],
+                    unschedulable=n.unschedulable)
 
 
 def _terms(terms: list[AffinityTerm]) -> tuple[PodAffinityTerm, ...]:

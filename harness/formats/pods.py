@@ -24,6 +24,8 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 from harness import gates
 from harness.formats import common
 from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioId, Strict, dupes, field_path
+from harness.formats.nodes import (KWOK_ONLY, NODE_ACTIONS, LabelNode, NodeSpec, ResizeNode, TaintNode,
+                                   UntaintNode, node_errors)
 from harness.kube import NODE_STORAGE
 from harness.targets import BUILDS
 
@@ -47,24 +49,11 @@ class ClassSpec(Strict):
     annotations: dict[str, str] = {}
 
 
-class TaintSpec(Strict):
-    key: str
-    value: str = ""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
-
-
 class TolerationSpec(Strict):
     key: str = ""
     operator: Literal["Equal", "Exists"] = "Equal"
     value: str = ""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
-
-
-class NodeSpec(Strict):
-    name: Name
-    slots: int = Field(default=1, ge=0, le=1000, description="room, in pods of one slot each")
-    labels: Labels = {}
-    taints: list[TaintSpec] = []
 
 
 class AffinityTerm(Strict):
@@ -140,7 +129,8 @@ class Expect(Strict):
     evicted: list[str] = []  # evicted by its node's kubelet for pressure (Failed, reason Evicted)
 
 
-ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait")
+ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
+           *NODE_ACTIONS)
 
 
 class Step(Strict):
@@ -154,6 +144,14 @@ class Step(Strict):
     createPdb: PdbSpec | None = None
     pressure: PressureSpec | None = None
     wait: Duration | None = None
+    addNode: NodeSpec | None = None
+    deleteNode: Name | None = None
+    labelNode: LabelNode | None = None
+    taintNode: TaintNode | None = None
+    untaintNode: UntaintNode | None = None
+    cordon: Name | None = None
+    uncordon: Name | None = None
+    resizeNode: ResizeNode | None = None
     expect: Expect | None = None
     settle: Duration | None = Field(
         default=None, description="how long the outcome of this step may take to appear (default 30s)"
@@ -251,6 +249,8 @@ class Scenario(Strict):
                 errors.append(f"pods[{i}].node: an initial pod must say which node it runs on")
             elif p.node not in node_names:
                 errors.append(f"pods[{i}].node: no node named {p.node!r} (nodes: {', '.join(node_names)})")
+        step_errors, ever = node_errors(self.nodes, self.steps)
+        errors += step_errors
         if any(c.globalDefault for c in self.priorityClasses) and not self.alone:
             errors.append("alone: a scenario with a globalDefault class changes cluster-wide state and must say alone: true")
         for i, step in enumerate(self.steps):
@@ -286,7 +286,7 @@ class Scenario(Strict):
                 for field_name in ("running", "nominated"):
                     for pod_name, nodes in getattr(e, field_name).items():
                         for n in [nodes] if isinstance(nodes, str) else nodes:
-                            if n not in node_names and not (field_name == "nominated" and n == ""):
+                            if n not in ever and not (field_name == "nominated" and n == ""):
                                 errors.append(f"{field_path('steps', i, 'expect', field_name, pod_name)}: no node named {n!r}")
         written = sum(p.writes for p in self.pods) + sum(s.createPod.writes for s in self.steps if s.createPod)
         if written > NODE_STORAGE:
@@ -321,6 +321,11 @@ class Scenario(Strict):
     def needs_kubelet(self) -> bool:
         """Whether a real kubelet must run it: node pressure (kwok nodes have no eviction manager)."""
         return any(step.pressure is not None for step in self.steps)
+
+    @property
+    def needs_kwok(self) -> str:
+        """The first step only nodes the kit creates can take (a node added or deleted), or ""."""
+        return next((s.action for s in self.steps if s.action in KWOK_ONLY), "")
 
     def least_seconds(self) -> float:
         """A lower bound of the scenario's run time: the time its steps make pass on purpose."""

@@ -15,11 +15,13 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from harness import gates
-from harness.formats.pods import ClassSpec, PdbSpec, PodGroupSpec, PodSpec, Scenario, Step
+from harness.formats import nodes as node_steps
+from harness.formats.pods import ClassSpec, NodeSpec, PdbSpec, PodGroupSpec, PodSpec, Scenario, Step
 from harness.host import lifecycle
 from harness.kube import SLOT, Kube
 from harness.host.wait import NotYet, wait_for
 from harness.run.names import SCENARIO_LABEL, Names
+from harness.run.pods.nodes import KwokNodes, NodeSource
 
 REFUSED = (400, 403, 409, 422)  # the API server's refusals a scenario may provoke
 TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
@@ -130,8 +132,14 @@ def writer_command(size: int) -> list[str]:
 class PodClient:
     """Performs one scenario's actions in its namespace, and remembers what it made and what was refused."""
 
-    def __init__(self, kube: Kube, scenario: Scenario, names: Names, image: str, release: str = ""):
+    def __init__(self, kube: Kube, scenario: Scenario, names: Names, image: str, release: str = "",
+                 nodes: NodeSource | None = None, run_id: str = ""):
         self.kube, self.s, self.names, self.image, self.release = kube, scenario, names, image, release
+        self.nodes, self.run_id = nodes or KwokNodes(), run_id
+        # The scenario's nodes as its own steps left them: nothing else changes what the model reads
+        # of them (their labels, taints, cordon and room), as with the classes it made.
+        self.node_specs: dict[str, NodeSpec] = {n.name: n for n in scenario.nodes}
+        self.claimed: dict[str, str] = {}  # scenario node -> cluster node, for teardown
         self.pod_specs: dict[str, PodSpec] = {p.name: p for p in scenario.pods}
         self.class_specs: dict[str, ClassSpec] = {c.name: c for c in scenario.priorityClasses}
         self.created_classes: set[str] = set()
@@ -261,6 +269,38 @@ class PodClient:
         elif step.wait is not None:
             # Time passing is the step itself: nothing to observe instead.
             lifecycle.pause(step.wait.total_seconds(), cancel)
+        elif step.action in node_steps.NODE_ACTIONS:
+            self.perform_node_step(step)
+
+    def claim_node(self, n: NodeSpec) -> None:
+        self.claimed[n.name] = self.nodes.claim(self.kube, self.names.prefix + n.name, n.slots, self.run_id,
+                                                labels={SCENARIO_LABEL: self.names.namespace, **n.labels},
+                                                taints=[t.model_dump() for t in n.taints])
+        self.names = self.names.with_nodes({n.name: self.claimed[n.name]})
+        if n.unschedulable:
+            self.nodes.cordon(self.kube, self.claimed[n.name], True)
+
+    def perform_node_step(self, step: Step) -> None:
+        name = node_steps.node_named(step)
+        node = self.names.node_name(name)
+        if step.addNode is not None:
+            self.claim_node(step.addNode)
+        elif step.deleteNode is not None:
+            self.nodes.remove(self.kube, node)
+            self.claimed.pop(name, None)
+        elif step.labelNode is not None:
+            self.nodes.label(self.kube, node, dict(step.labelNode.labels))
+        elif step.taintNode is not None:
+            t = step.taintNode
+            self.nodes.set_taints(self.kube, node, [{k: v for k, v in (("key", t.key), ("value", t.value),
+                                                                        ("effect", t.effect)) if v}], set())
+        elif step.untaintNode is not None:
+            self.nodes.set_taints(self.kube, node, [], {(step.untaintNode.key, step.untaintNode.effect)})
+        elif step.cordon is not None or step.uncordon is not None:
+            self.nodes.cordon(self.kube, node, step.cordon is not None)
+        elif step.resizeNode is not None:
+            self.nodes.resize(self.kube, node, step.resizeNode.slots)
+        self.node_specs = node_steps.after(self.node_specs, step)
 
     def _refused(self, name: str, message: str | None) -> None:
         if message:

@@ -105,6 +105,9 @@ class Batch:
     def unmet(self, s: Scenario) -> str:
         if s.needs_kubelet and not self.nodes.kubelets:
             return "node pressure needs real kubelets, which kwok nodes are not: run it with --cluster kind"
+        if s.needs_kwok and not self.nodes.creates:
+            return (f"its {s.needs_kwok} step needs nodes the kit creates (kwok nodes): kind's workers are "
+                    "real machines it only borrows; run it on the local cluster")
         if s.cluster_settings() and self.alone_cluster is None:
             # Gates are set only on clusters the kit starts.
             return f"it needs {s.cluster_settings().describe()}, which the kit sets only on the local clusters it starts"

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
-from reference import scheduler as sched
+from reference import nodes as node_events, scheduler as sched
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
 
 from harness.formats.common import ScenarioError
-from harness.formats.pod_model import initial_state, to_class, to_pdb, to_pod
+from harness.formats.nodes import NODE_ACTIONS, after, node_named
+from harness.formats.pod_model import from_node, initial_state, to_class, to_node, to_pdb, to_pod
 from harness.formats.pods import Expect, Scenario, Step
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -135,7 +136,21 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
         world = sched.pressure(world, step.pressure.node, step.pressure.resource, step.pressure.evictions)
     elif step.wait is not None:
         world = sched.advance(world, world.now + step.wait)
+    elif step.action in NODE_ACTIONS:
+        world = node_step(world, step)
     return world
+
+
+def node_step(world: World, step: Step) -> World:
+    """A node step on the model: the node as the step leaves it, through the scheduler's node events."""
+    name = node_named(step)
+    if step.addNode is not None:
+        return node_events.add_node(world, to_node(step.addNode))
+    if step.deleteNode is not None:
+        return node_events.delete_node(world, name)
+    old = world.state.node_named(name)
+    spec = after({name: from_node(old)}, step)[name]
+    return node_events.update_node(world, to_node(spec))
 
 
 def _change_class(world: World, pc, validate) -> World:
@@ -157,6 +172,8 @@ def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str
             worlds.append(apply_step(worlds[-1], step))
         except sched.EvictionTie as e:
             raise ScenarioError(f"{scenario.id}: steps[{i}].pressure: {e}") from None
+        except node_events.NodeNotEmpty as e:
+            raise ScenarioError(f"{scenario.id}: steps[{i}].deleteNode: {e}") from None
     return worlds
 
 

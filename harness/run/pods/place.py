@@ -8,24 +8,17 @@ from datetime import datetime, timedelta, timezone
 from harness.errors import KitError
 from harness.formats.pods import Scenario
 from harness.host import lifecycle
-from harness.kube import Kube
-from harness.run.names import SCENARIO_LABEL, Names
 from harness.run.pods.act import PodClient
 from harness.run.pods.history import PodLog, Version
-from harness.run.pods.nodes import NodeSource
 
 INITIAL_POD_TIMEOUT = 30.0
 
 
-def claim_nodes(kube: Kube, scenario: Scenario, names: Names, source: NodeSource, run_id: str,
-                claimed: dict[str, str]) -> Names:
-    """Claim a cluster node for each scenario node; ``claimed`` (scenario node -> cluster node)
-    fills as it goes, so a failure half-way still releases the ones claimed."""
+def claim_nodes(scenario: Scenario, act: PodClient) -> None:
+    """Claim a cluster node for each scenario node; the client's ``claimed`` (scenario node ->
+    cluster node) fills as it goes, so a failure half-way still releases the ones claimed."""
     for n in scenario.nodes:
-        taints = [t.model_dump() for t in n.taints]
-        claimed[n.name] = source.claim(kube, names.prefix + n.name, n.slots, run_id,
-                                       labels={SCENARIO_LABEL: names.namespace, **n.labels}, taints=taints)
-    return names.with_nodes(claimed)
+        act.claim_node(n)
 
 
 def place_initial_pods(scenario: Scenario, act: PodClient, history: PodLog,

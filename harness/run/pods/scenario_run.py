@@ -44,6 +44,7 @@ from harness.run.scenario import ScenarioRun
 from harness.run.settle import settle
 from reference import scheduler as sched
 from reference.preemption import PLUGINS
+from reference.nodes import NodeNotEmpty
 from reference.queue import BACKOFF_MAX
 from reference.release import DEFAULT_RELEASE
 from reference.scheduler import World
@@ -88,8 +89,7 @@ class PodRun(ScenarioRun):
         self.nodes = nodes or KwokNodes()
         self.client = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
                                 # The API versions are the cluster's, whatever release the model predicts.
-                                cluster_release or release)
-        self.claimed: dict[str, str] = {}  # scenario node -> cluster node
+                                cluster_release or release, self.nodes, run_id)
         # The plugins that rejected each pod the model left parked at the end of the last step:
         # what wakes a parked pod is decided by the attempt that parked it, not by the state now.
         self.rejectors_then: dict[str, frozenset[str]] = {}
@@ -142,7 +142,7 @@ class PodRun(ScenarioRun):
             self.client.create_class(c)
         for g in self.s.podGroups:
             self.client.create_pod_group(g)
-        self.client.names = claim_nodes(self.kube, self.s, self.names, self.nodes, self.run_id, self.claimed)
+        claim_nodes(self.s, self.client)
         for b in self.s.pdbs:
             self.client.create_pdb(b)
         place_initial_pods(self.s, self.client, self.record, self.cancel)
@@ -151,7 +151,7 @@ class PodRun(ScenarioRun):
         if self.record is not None:
             self.record.close()
         for action in (*self.client.teardown_actions(),
-                       *[(lambda n=n: self.nodes.release(self.kube, n)) for n in self.claimed.values()]):
+                       *[(lambda n=n: self.nodes.release(self.kube, n)) for n in self.client.claimed.values()]):
             try:
                 action()
             except ApiException as e:
@@ -167,7 +167,10 @@ class PodRun(ScenarioRun):
         before = check.observe_world(self.record, self.client, self.s, self.build, self.release, self.gates,
                                      self.rejectors_then)
         # Where the scheduler may choose, each choice is a world of its own.
-        worlds = sched.branches(before, lambda w: apply_step(w, step))
+        try:
+            worlds = sched.branches(before, lambda w: apply_step(w, step))
+        except NodeNotEmpty as e:
+            raise KitError(f"{self.s.id}: steps[{i}].deleteNode: {e}") from None
         quiet = QUIET
         if step.pressure is not None:
             self.starve(i, step, before, worlds[0])

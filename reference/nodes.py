@@ -1,0 +1,83 @@
+"""Node events: a node added, changed or deleted, and what the scheduler does with each.
+
+The scheduler's cache takes the node as it is now; the scheduling queue gets one event per
+kind of change (``pkg/scheduler/eventhandlers.go`` addNodeToCache, updateNodeInCache and
+``framework.NodeSchedulingPropertiesChange``), and each event moves back the parked pods whose
+rejectors' hints say so (``reference.requeue``). Pods already on a node are not touched by
+any of it: a node that shrinks keeps its pods (the kubelet does not evict for an extended
+resource), a cordoned or tainted node keeps its pods (NoExecute is left out of the scenarios).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .objects import Node
+from .requeue import node_added, node_deleted, node_updated
+from .world import World, wake
+
+# The kinds of change updateNodeInCache tells apart, in the order it makes their events.
+UPDATE_NODE_ALLOCATABLE = "UpdateNodeAllocatable"
+UPDATE_NODE_LABEL = "UpdateNodeLabel"
+UPDATE_NODE_TAINT = "UpdateNodeTaint"
+
+
+def node_changes(old: Node, new: Node) -> tuple[str, ...]:
+    """The events one update of a node makes. A cordon (spec.unschedulable) counts as a taint
+    change: it is one for the queue (NodeSpecUnschedulableChange's action type)."""
+    out = []
+    if old.unschedulable != new.unschedulable:
+        out.append(UPDATE_NODE_TAINT)
+    if old.allocatable_map != new.allocatable_map:
+        out.append(UPDATE_NODE_ALLOCATABLE)
+    if old.label_map != new.label_map:
+        out.append(UPDATE_NODE_LABEL)
+    if set(old.taints) != set(new.taints) and UPDATE_NODE_TAINT not in out:
+        out.append(UPDATE_NODE_TAINT)
+    return tuple(out)
+
+
+def add_node(world: World, node: Node) -> World:
+    from .scheduler import run_queue
+
+    if world.state.node_named(node.name) is not None:
+        raise ValueError(f"node {node.name} exists already")
+    world = replace(world, state=world.state.with_node(node)).note(f"node {node.name} added")
+    return run_queue(wake(world, node_added(node)), set())
+
+
+def update_node(world: World, node: Node) -> World:
+    from .scheduler import run_queue
+
+    old = world.state.node_named(node.name)
+    if old is None:
+        raise ValueError(f"no node {node.name} to change")
+    changes = node_changes(old, node)
+    if not changes:
+        return world
+    world = replace(world, state=world.state.with_node(node)).note(f"node {node.name} changed: {', '.join(changes)}")
+    for action in changes:
+        world = wake(world, node_updated(action, old, node))
+    return run_queue(world, set())
+
+
+def delete_node(world: World, name: str) -> World:
+    """A node deleted with no pod left on it (the scenario format's rule: what removes the pods of
+    a deleted node, the pod garbage collector, is not modelled)."""
+    node = world.state.node_named(name)
+    if node is None:
+        raise ValueError(f"no node {name} to delete")
+    held = [p.key for p in world.state.pods_on(name)]
+    if held:
+        raise NodeNotEmpty(f"node {name} still has {', '.join(sorted(held))}: delete them first (what removes a "
+                           "deleted node's pods, the pod garbage collector, is not modelled)")
+    world = replace(world, state=world.state.without_node(name)).note(f"node {name} deleted")
+    return wake(world, node_deleted(node))
+
+
+class NodeNotEmpty(ValueError):
+    """A deleteNode step on a node that still has pods."""
+
+
+__all__ = ["add_node", "update_node", "delete_node", "node_changes", "NodeNotEmpty", "UPDATE_NODE_ALLOCATABLE",
+           "UPDATE_NODE_LABEL", "UPDATE_NODE_TAINT"]
