@@ -23,6 +23,10 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image 
 KIT_LABEL = "priority-conformance.x-k8s.io/run"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 
+# The taint a node joins with until it is seen Ready (reference.nodes.NOT_READY, as the API wants it).
+NOT_READY = client.V1Taint(key="node.kubernetes.io/not-ready", effect="NoSchedule")
+
+
 @dataclass
 class Kube:
     """Clients for one cluster."""
@@ -91,7 +95,12 @@ class Kube:
     def create_node(self, name: str, slots: int, run_id: str, labels: dict | None = None, taints: list | None = None,
                     cpu_milli: int | None = None, wait: bool = True) -> None:
         """A kwok node with ``slots`` of room; ``wait``: until it is Ready and untainted (a caller
-        creating thousands waits for them all at once instead, with one list)."""
+        creating thousands waits for them all at once instead, with one list).
+
+        It joins tainted not-ready, and the node lifecycle controller takes the taint off once
+        kwok reports it Ready: left to the controller, whether the taint is there when the
+        scheduler first sees the node is a race, and what a node added wakes differs with it
+        (reference/nodes.py add_node models the two events this makes)."""
         capacity = {"cpu": "32" if cpu_milli is None else f"{cpu_milli}m", "memory": "256Gi", "pods": "110",
                     "ephemeral-storage": str(NODE_STORAGE), SLOT: str(slots)}
         node = client.V1Node(
@@ -100,7 +109,7 @@ class Kube:
                 labels={"kubernetes.io/hostname": name, "type": "kwok", KIT_LABEL: run_id, **(labels or {})},
                 annotations={KWOK_ANNOTATION: "fake"},
             ),
-            spec=client.V1NodeSpec(taints=[client.V1Taint(**t) for t in (taints or [])] or None),
+            spec=client.V1NodeSpec(taints=[client.V1Taint(**t) for t in (taints or [])] + [NOT_READY]),
             status=client.V1NodeStatus(capacity=capacity, allocatable=capacity),
         )
         self.core.create_node(node)
@@ -113,7 +122,7 @@ class Kube:
             conds = {c.type: c.status for c in (n.status.conditions or [])}
             if conds.get("Ready") != "True":
                 raise NotYet("not Ready")
-            # The control plane taints new nodes not-ready until it sees them Ready.
+            # Not-ready until the node lifecycle controller has seen it Ready.
             extra = [t.key for t in (n.spec.taints or []) if (t.key, t.effect) not in own]
             if extra:
                 raise NotYet(f"still tainted {extra}")

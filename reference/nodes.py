@@ -12,9 +12,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .objects import Node
+from .objects import Node, Taint
 from .requeue import node_added, node_deleted, node_updated
 from .world import World, wake
+
+# A node joins tainted not-ready (kubelets register so; the kit creates its kwok nodes so) and the
+# node lifecycle controller takes the taint off once it sees the node Ready: two events, NodeAdd
+# of the tainted node and an UpdateNodeTaint (node_lifecycle_controller.go doNoScheduleTaintingPass).
+NOT_READY = Taint("node.kubernetes.io/not-ready", "NoSchedule")
 
 # The kinds of change updateNodeInCache tells apart, in the order it makes their events.
 UPDATE_NODE_ALLOCATABLE = "UpdateNodeAllocatable"
@@ -42,8 +47,11 @@ def add_node(world: World, node: Node) -> World:
 
     if world.state.node_named(node.name) is not None:
         raise ValueError(f"node {node.name} exists already")
-    world = replace(world, state=world.state.with_node(node)).note(f"node {node.name} added")
-    return run_queue(wake(world, node_added(node)), set())
+    joining = replace(node, taints=node.taints + (NOT_READY,))
+    world = replace(world, state=world.state.with_node(joining)).note(f"node {node.name} added, tainted not-ready")
+    world = run_queue(wake(world, node_added(joining)), set())
+    world = replace(world, state=world.state.with_node(node)).note(f"node {node.name} Ready: its not-ready taint taken off")
+    return run_queue(wake(world, node_updated(UPDATE_NODE_TAINT, joining, node)), set())
 
 
 def update_node(world: World, node: Node) -> World:

@@ -23,6 +23,7 @@ import yaml
 from harness.host import lifecycle
 from harness.errors import KitError
 from harness.explore.generate import looks_midway
+from harness.formats.nodes import NODE_ACTIONS
 from harness.run.pods.placement import why_alone
 from harness.run.pods.result import Result
 from harness.formats.pods import Scenario
@@ -63,11 +64,18 @@ class Summary:
     known_faults: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     seconds: float = 0.0
+    # Node events (harness.formats.nodes.NODE_ACTIONS): how many scenarios used each.
+    events: dict[str, int] = field(default_factory=dict)
+
+    def count_events(self, tree: dict) -> None:
+        for action in sorted({k for step in tree.get("steps", []) for k in step if k in NODE_ACTIONS}):
+            self.events[action] = self.events.get(action, 0) + 1
 
     def to_json(self) -> dict:
         """The counts and each divergence's id and kind (its files stay beside it): for ./kit merge."""
         return {"build": self.build, "scenarios": self.scenarios, "steps": self.steps, "agreed": self.agreed,
                 "midway": self.midway, "known_faults": self.known_faults, "seconds": round(self.seconds, 1),
+                "events": dict(self.events),
                 "divergences": [{"id": d.shrunk["id"], "kind": d.kind, "reproduced": d.reproduced}
                                 for d in self.divergences]}
 
@@ -75,7 +83,7 @@ class Summary:
     def from_json(cls, d: dict) -> Summary:
         return cls(d["build"], d["scenarios"], d["steps"], d["agreed"], d["midway"], d["known_faults"],
                    [Divergence(d["build"], x["kind"], {}, {"id": x["id"]}, "", x["reproduced"])
-                    for x in d["divergences"]], d["seconds"])
+                    for x in d["divergences"]], d["seconds"], dict(d.get("events", {})))
 
     def lines(self) -> list[str]:
         by_kind = {k: sum(1 for d in self.divergences if d.kind == k) for k in KINDS}
@@ -84,6 +92,9 @@ class Summary:
                f"{len(self.divergences)} diverged ({', '.join(f'{k}: {n}' for k, n in by_kind.items())}), "
                f"{self.known_faults} with a known scheduler fault that left the outcome as specified; "
                f"{self.seconds / 60:.1f} min"]
+        if self.events:
+            out.append("  node events, scenarios using each: "
+                       + ", ".join(f"{k} {self.events.get(k, 0)}" for k in NODE_ACTIONS))
         out += [f"  {d.shrunk['id']}: {d.kind}" + ("" if d.reproduced else " (seen once)") for d in self.divergences]
         return out
 
@@ -246,6 +257,7 @@ def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, pr
                 continue
             summary.scenarios += 1
             summary.midway += looks_midway(by_id[s.id])
+            summary.count_events(by_id[s.id])
             summary.steps += len(r.steps)
             kind = kind_of(r)
             if kind is None:

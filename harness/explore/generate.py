@@ -20,7 +20,8 @@ hard case:
 
 A third of the pod steps look mid-way (``settle`` shorter than the grace periods of the
 victims), and the steps draw the events that do or do not wake parked pods: deleting pending
-and nominated pods, class and PDB changes while pods wait.
+and nominated pods, class and PDB changes while pods wait, and node events (nodes added,
+relabelled, tainted, cordoned, resized, and drained nodes deleted).
 """
 
 from __future__ import annotations
@@ -183,10 +184,14 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
     classes_now = {c["name"]: c for c in class_list}
     deleted: dict[str, dict] = {}
     made = 0
+    nodes_now = {n["name"]: n for n in node_list}
     for _ in range(draw(st.integers(1, 5))):
         kind = draw(st.sampled_from(["createPod"] * 8 + ["deletePod"] * 2
-                                    + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]))
-        if kind == "deletePod" and live:
+                                    + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]
+                                    + ["node"] * 8))
+        if kind == "node":
+            out.append(draw(node_step(nodes_now, len(out))))
+        elif kind == "deletePod" and live:
             name = draw(st.sampled_from(live))
             live.remove(name)
             out.append(_maybe_midway(draw, {"deletePod": name}))
@@ -228,8 +233,60 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
         else:
             name = f"q{len(out) + 1}"
             live.append(name)
-            out.append(_maybe_midway(draw, {"createPod": draw(new_pod(name, list(classes_now.values()), node_list))}))
+            out.append(_maybe_midway(draw, {"createPod": draw(new_pod(name, list(classes_now.values()), list(nodes_now.values())))}))
     return out
+
+
+# Keeps every pod off a node it is on: the only nodes the generator deletes (a node with pods left
+# on it is not deleted: what removes them, the pod garbage collector, is not modelled).
+DRAIN = {"key": "drain", "value": "x", "effect": "NoSchedule"}
+
+
+@st.composite
+def node_step(draw, nodes_now: dict[str, dict], index: int) -> dict:
+    """One node event on the scenario's nodes (``nodes_now``, changed in place): a node added
+    (sometimes drained, to be deleted later), relabelled, tainted or untainted, cordoned or
+    uncordoned, resized, or a drained node deleted. Half of them look mid-way."""
+    kinds = ["addNode", "labelNode", "taintNode", "untaintNode", "cordon", "uncordon", "resizeNode"]
+    if any(DRAIN in n.get("taints", []) for n in nodes_now.values()):
+        kinds += ["deleteNode"] * len(kinds)  # a drained node is there to be deleted
+    kind = draw(st.sampled_from(kinds))
+    names = sorted(n for n, spec in nodes_now.items() if DRAIN not in spec.get("taints", []))
+    if kind == "addNode" or not names:
+        n: dict = {"name": f"m{index + 1}", "slots": draw(st.integers(0, 4))}
+        if draw(st.booleans()):
+            n["labels"] = {"zone": draw(st.sampled_from(ZONES))}
+        if draw(st.integers(0, 2)) == 0:
+            n["taints"] = [dict(DRAIN)]
+        elif draw(st.integers(0, 3)) == 0:
+            n["taints"] = [{**TAINT, "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))}]
+        nodes_now[n["name"]] = n
+        step: dict = {"addNode": n}
+    elif kind == "deleteNode":
+        name = draw(st.sampled_from(sorted(n for n, spec in nodes_now.items() if DRAIN in spec.get("taints", []))))
+        del nodes_now[name]
+        step = {"deleteNode": name}
+    else:
+        name = draw(st.sampled_from(names))
+        spec = nodes_now[name] = dict(nodes_now[name])
+        if kind == "labelNode":
+            zone = draw(st.sampled_from([*ZONES, None]))
+            spec["labels"] = {k: v for k, v in {**spec.get("labels", {}), "zone": zone}.items() if v is not None}
+            step = {"labelNode": {"node": name, "labels": {"zone": zone}}}
+        elif kind == "taintNode":
+            effect = draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))
+            spec["taints"] = [t for t in spec.get("taints", []) if t["effect"] != effect] + [{**TAINT, "effect": effect}]
+            step = {"taintNode": {"node": name, **TAINT, "effect": effect}}
+        elif kind == "untaintNode":
+            effect = draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))
+            spec["taints"] = [t for t in spec.get("taints", []) if t["effect"] != effect]
+            step = {"untaintNode": {"node": name, "key": TAINT["key"], "effect": effect}}
+        elif kind in ("cordon", "uncordon"):
+            step = {kind: name}
+        else:
+            spec["slots"] = draw(st.integers(0, 4))
+            step = {"resizeNode": {"node": name, "slots": spec["slots"]}}
+    return dict(step, settle=draw(st.sampled_from(MIDWAY))) if draw(st.booleans()) else step
 
 
 MIDWAY = ("2s", "3s")  # shorter than a 5 or 20 s grace period: the look comes before things settle

@@ -230,6 +230,8 @@ def explorer(found: list[tuple[Path, dict]], out: Path, report: Report) -> None:
                     setattr(total, k, getattr(total, k) + getattr(s, k))
                 total.seconds = max(total.seconds, s.seconds)  # the shards ran side by side
                 total.divergences += s.divergences
+                for k, n in s.events.items():
+                    total.events[k] = total.events.get(k, 0) + n
                 _copy_divergences(path.parent / s.build, out / "explore" / s.build, s)
         for s in builds.values():
             s.divergences.sort(key=lambda d: d.shrunk["id"])  # a single run lists them in draw order
