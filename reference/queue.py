@@ -14,7 +14,11 @@ from .objects import Pod
 
 BACKOFF_INITIAL = timedelta(seconds=1)
 BACKOFF_MAX = timedelta(seconds=10)
+# The release default of the flush interval: how long a pod nothing wakes stays parked before the
+# flush retries it (--pod-max-in-unschedulable-pods-duration, cmd/kube-scheduler/app/options
+# deprecated.go, 5 min in 1.34-1.37; a cluster may set another, World.flush_after has its own).
 UNSCHEDULABLE_MAX_STAY = timedelta(minutes=5)
+# How often the flush runs: fixed (scheduling_queue.go Run, flushUnschedulablePodsLeftover every 30 s).
 FLUSH_PERIOD = timedelta(seconds=30)
 
 
@@ -44,19 +48,20 @@ class Window:
         return self.earliest <= t <= self.latest
 
 
-def retry_after_toleration(parked_at: datetime, expires_at: datetime, slack: timedelta = timedelta(seconds=15)) -> Window:
+def retry_after_toleration(parked_at: datetime, expires_at: datetime, slack: timedelta = timedelta(seconds=15),
+                           flush: timedelta = UNSCHEDULABLE_MAX_STAY) -> Window:
     """When a preemptor refused only because a victim still tolerated it tries again, absent any other event.
 
     The end of a toleration window is not a cluster event, so nothing wakes the
-    parked pod then. It comes back once it has spent UNSCHEDULABLE_MAX_STAY in
+    parked pod then. It comes back once it has spent ``flush`` (the interval) in
     the unschedulable pool, at the next flush (every FLUSH_PERIOD); its backoff
     has long expired by then. So each retry follows the previous one by a
-    delay in [5 min, 5 min 30 s]. An attempt before ``expires_at`` fails and
+    delay in [flush, flush + 30 s]. An attempt before ``expires_at`` fails and
     parks the pod anew; the first attempt at or after expiry succeeds. Over all
     such chains that attempt falls in the returned window. ``slack`` covers the
     scheduling cycle and the observer's latency.
     """
-    shortest, longest = UNSCHEDULABLE_MAX_STAY, UNSCHEDULABLE_MAX_STAY + FLUSH_PERIOD
+    shortest, longest = flush, flush + FLUSH_PERIOD
     # The k-th retry can fall anywhere in [k*shortest, k*longest] after parking.
     k = 1
     while parked_at + k * longest < expires_at:

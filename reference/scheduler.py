@@ -23,7 +23,7 @@ from .admission import Rejected, admit_pod
 from .cycle import attempt
 from .objects import ClusterState, Pod
 from .preemption import predict
-from .queue import UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
+from .queue import FLUSH_PERIOD, UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
 from .release import DEFAULT_RELEASE, Gates
 from .requeue import assigned_pod_gone, nominated_pod_deleted
 from .world import PodView, World, backing_off, remove, set_pod, view, wake
@@ -162,8 +162,8 @@ def advance(world: World, until: datetime | None = None, flush: bool = True) -> 
         due = [(p.deletion_timestamp, "gone", p.key) for p in world.state.pods
                if p.deletion_timestamp is not None and p.deletion_timestamp <= until]
         if flush:
-            due += [(at + UNSCHEDULABLE_MAX_STAY, "flush", k) for k, at in world.parked
-                    if at + UNSCHEDULABLE_MAX_STAY <= until]
+            after = world.flush_after + (FLUSH_PERIOD if world.flush_late else timedelta(0))
+            due += [(at + after, "flush", k) for k, at in world.parked if at + after <= until]
         if not due:
             break
         when, kind, key = min(due)
@@ -175,8 +175,9 @@ def advance(world: World, until: datetime | None = None, flush: bool = True) -> 
                 world = run_queue(wake(world, assigned_pod_gone(gone)), set())
         else:
             world = replace(world, parked=tuple(p for p in world.parked if p[0] != key))
-            world = run_queue(world, {key}).note(f"{key} retried by the periodic flush (a window: "
-                                                 f"5 min to 5 min 30 s after it was parked)")
+            world = run_queue(world, {key}).note(
+                f"{key} retried by the periodic flush (a window: {_span(world.flush_after)} to "
+                f"{_span(world.flush_after + FLUSH_PERIOD)} after it was parked)")
     return replace(world, now=max(world.now, until))
 
 
@@ -204,8 +205,14 @@ def branches(before: World, step, limit: int = 16) -> list[World]:
     return done
 
 
-def start(state: ClusterState, build: str, now: datetime, release: str = DEFAULT_RELEASE, gates: Gates = ()) -> World:
-    return World(state, now, build, release=release, gates=gates)
+def start(state: ClusterState, build: str, now: datetime, release: str = DEFAULT_RELEASE, gates: Gates = (),
+          flush: timedelta = UNSCHEDULABLE_MAX_STAY) -> World:
+    return World(state, now, build, release=release, gates=gates, flush_after=flush)
+
+
+def _span(t: timedelta) -> str:
+    s = int(t.total_seconds())
+    return f"{s // 60} min {s % 60} s" if s % 60 and s >= 60 else (f"{s // 60} min" if s >= 60 else f"{s} s")
 
 
 def waiting_for_an_event(world: World) -> list[str]:

@@ -10,11 +10,11 @@ the scheduler choose. The steps here change only that bookkeeping; what an attem
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .objects import ClusterState, Pod
 from .preemption import Prediction
-from .queue import backoff
+from .queue import UNSCHEDULABLE_MAX_STAY, backoff
 from .release import DEFAULT_RELEASE, Gates
 from .requeue import HINTS, ClusterEvent, woken_by
 
@@ -51,6 +51,10 @@ class World:
     # Each pod group's last preemption: (group key, its victims). Until they are gone the group
     # is not tried again.
     group_preemptions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The scheduler's flush interval: a pod parked this long is retried by the next flush, which
+    # runs every 30 s, so up to FLUSH_PERIOD later (``flush_late``: this world takes the latest).
+    flush_after: timedelta = UNSCHEDULABLE_MAX_STAY
+    flush_late: bool = False
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}

@@ -116,6 +116,7 @@ def local_cluster(opts, target: str, suffix: str = "", needs: gates.Settings | N
     options = ClusterOptions(build=build, release=release or "", scheduler_binary=opts.scheduler_binary,
                              scheduler_config=opts.scheduler_config, scheduler_verbosity=opts.scheduler_verbosity,
                              gates=opts.gates, failure_logs=opts.artifacts.resolve() / "cluster-logs", label=target,
+                             flush_interval=opts.flush,
                              name=f"prio-{slug(target)}-{os.getpid()}" + (f"-{suffix}" if suffix else ""))
     if needs:
         options.gates = options.gates.merged(needs)

@@ -67,6 +67,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="run this kube-scheduler binary instead of the kit's build (its semantics: --scheduler)")
     g.addoption("--scheduler-config", type=Path, default=None,
                 help="KubeSchedulerConfiguration for the scheduler instead of the kit's")
+    g.addoption("--flush-interval", default="20s", metavar="DURATION|default",
+                help="the scheduler's flush interval (--pod-max-in-unschedulable-pods-duration) on the clusters "
+                     "the kit starts: a parked pod nothing wakes is retried once parked this long (default 20s, "
+                     "fast; 'default': the release's own 5 min, for release validation; kind and --kubeconfig "
+                     "clusters run the release's own)")
     g.addoption("--keep-cluster", action="store_true",
                 help="leave the local cluster running at the end and print its kubeconfig")
     g.addoption("--kubeconfig", type=Path, default=None,
@@ -229,6 +234,13 @@ def check_gates(opts: RunOptions) -> None:
                                 "pod scheduling; a kind cluster, an existing cluster or Karmada take them otherwise")
 
 
+def check_flush(opts: RunOptions) -> None:
+    try:
+        opts.flush
+    except KitError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
 def check_files(opts: RunOptions) -> None:
     if opts.kind and opts.scheduler_config:
         raise pytest.UsageError("--scheduler-config is for the local cluster: on kind the kit mounts its own "
@@ -250,5 +262,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if opts.kind and not (opts.no_cluster or opts.collect_only):
         check_kind(state)
     check_gates(opts)
+    check_flush(opts)
     check_files(opts)
     config.stash[RUN] = state

@@ -68,6 +68,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = state.options.gates.describe()
     lines = [f"priority-conformance: {', '.join(state.targets)}; feature gates: "
              + (settings or "each release's defaults") + " (a scenario's own gates: come on top, on a cluster of its own)"]
+    from harness import flush
+
+    interval = state.options.flush if not (state.options.kind or state.options.kubeconfig) else None
+    lines.append("priority-conformance: " + flush.describe(interval or flush.RELEASE_DEFAULT)
+                 + ("" if interval or state.options.flush_interval == "default"
+                    else " (the kit sets it only on the local clusters it starts)"))
     skipped = not_run_line(state.not_run)
     return lines + ([f"priority-conformance: {skipped}"] if skipped else [])
 

@@ -47,6 +47,14 @@ class RunOptions:
     collect_only: bool  # pytest's own --collect-only: nothing is built or started
     stop_at_first_failure: bool  # pytest's own -x
     timelines: bool = False  # --timelines: a passing scenario's timeline picture too
+    flush_interval: str = "20s"  # --flush-interval (harness.flush.parse_option)
+
+    @property
+    def flush(self):
+        """The flush interval the kit gives the schedulers it starts (None: the release's own)."""
+        from harness import flush
+
+        return flush.parse_option(self.flush_interval)
 
     @property
     def gates(self) -> gates.Settings:
@@ -81,7 +89,7 @@ class RunOptions:
             feature_gates=config.getoption("--feature-gates"), runtime_config=config.getoption("--runtime-config"),
             collect_only=config.getoption("collectonly"),
             stop_at_first_failure=config.getoption("maxfail") == 1,
-            timelines=config.getoption("--timelines"))
+            timelines=config.getoption("--timelines"), flush_interval=config.getoption("--flush-interval"))
 
     @property
     def karmada(self) -> bool:

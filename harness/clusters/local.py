@@ -18,11 +18,12 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
 
-from harness import gates, targets
+from harness import flush, gates, targets
 from harness.build import pins, toolchain
 from harness.clusters import kwokctl
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
@@ -50,6 +51,9 @@ class ClusterOptions:
     ready_timeout: float = 90.0
     attempts: int = 3  # starts on fresh ports after a port turned out to be taken
     scheduler_verbosity: int | None = None  # the scheduler's -v, for investigations
+    # The scheduler's flush interval (harness.flush): the kit's short one unless told; None: the
+    # release's own (the flag not given).
+    flush_interval: timedelta | None = flush.SHORT
     # For a control plane that is not a pod cluster (Karmada's host): components kwokctl leaves
     # out, and flags added to the ones it runs.
     disable: tuple[str, ...] = ()
@@ -222,10 +226,28 @@ class LocalCluster:
             self.down()
             raise
         self.timings["up"] = time.monotonic() - t0
+        self.flush = self._printed_flush()
         return self.kubeconfig  # type: ignore[return-value]
+
+    def _printed_flush(self) -> timedelta:
+        """The flush interval the scheduler printed at start; the release's own if it printed none."""
+        if "kube-scheduler" in self.options.disable:
+            return flush.RELEASE_DEFAULT
+        for _ in range(50):  # its FLAG lines come first, but the log is written as it starts
+            seen = flush.printed(self.log_path("kube-scheduler"))
+            if seen is not None:
+                if self.options.flush_interval is not None and seen != self.options.flush_interval:
+                    raise KitError(f"{self.options.label or self.options.build}: the kube-scheduler runs with a flush interval of {seen} although "
+                                   f"the kit gave --{flush.FLAG}={self.options.flush_interval}")
+                return seen
+            time.sleep(0.1)
+        return flush.RELEASE_DEFAULT
 
     def _extra_args(self) -> dict[str, dict[str, str]]:
         out = {name: dict(args) for name, args in self.options.extra_args.items()}
+        if "kube-scheduler" not in self.options.disable:
+            out.setdefault("kube-scheduler", {}).update(
+                flush.scheduler_flags(self.options.flush_interval, self.options.scheduler_verbosity))
         address = advertise_address()
         if address:
             out.setdefault("kube-apiserver", {}).setdefault("advertise-address", address)
@@ -240,7 +262,7 @@ class LocalCluster:
         ports.release(str(self.workdir))
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
-                              self.options.scheduler_verbosity, self.options.release, self.options.disable,
+                              None, self.options.release, self.options.disable,
                               with_pki(with_gates(self._extra_args(), self.options.gates.at(self.options.release)), self.cluster_dir / "pki"))
         self._kwokctl.create(conf, timeout=self.options.ready_timeout + 30)
         self.kubeconfig = self._kwokctl.kubeconfig(self.workdir / "kubeconfig.yaml")

@@ -201,7 +201,7 @@ def run_batch(cluster, build: str, run_id: str, scenarios: list[Scenario], artif
     def own(suffix: str, needs):
         # Batch brings each up and down around its scenario.
         from harness.clusters.local import ClusterOptions, LocalCluster
-        return LocalCluster(ClusterOptions(build=build, release=cluster.options.release, gates=needs,
+        return LocalCluster(ClusterOptions(build=build, release=cluster.options.release, gates=needs, flush_interval=None,
                                            name=f"explore-{build}-{os.getpid()}-{suffix}"))
 
     b = Batch(scenarios, Kube(cluster.kubeconfig), cluster, build, run_id, KwokNodes(),
@@ -230,7 +230,10 @@ def explore(trees: list[dict], build: str, out: Path, shrink_rounds: int = 6, pr
     run_id = f"e{os.getpid() % 100000}"
     build_out = out / build
     build_out.mkdir(parents=True, exist_ok=True)
-    with LocalCluster(ClusterOptions(build=build, release=release, name=f"explore-{build}-{os.getpid()}")) as cluster:
+    # The release's own flush interval: the draws' times are not written around the flush's 30 s
+    # period (a short interval would retry parked pods mid-scenario at a moment the model cannot pin).
+    with LocalCluster(ClusterOptions(build=build, release=release, name=f"explore-{build}-{os.getpid()}",
+                                     flush_interval=None)) as cluster:
         quiet = sum(bool(why_alone(s, build, cluster.options.release)) for s in scenarios)
         print_(f"[{build}] running {len(scenarios)} generated scenarios ({quiet} on a cluster of their own)")
         done = [0, 0]
@@ -291,7 +294,8 @@ def replay(path: Path, build: str, out: Path, release: str = "") -> Result:
     from harness.formats.pods import load
 
     s = load(path)
-    with LocalCluster(ClusterOptions(build=build, release=release, name=f"replay-{build}-{os.getpid()}")) as cluster:
+    with LocalCluster(ClusterOptions(build=build, release=release, name=f"replay-{build}-{os.getpid()}",
+                                     flush_interval=None)) as cluster:
         results = run_batch(cluster, build, f"r{os.getpid() % 100000}", [s], out / "replay")
     if s.id not in results:
         raise KitError(f"{path}: the run was stopped before a verdict")

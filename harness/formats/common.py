@@ -12,6 +12,8 @@ Which format a file is written in is told from its content by ``kind_of``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -67,6 +69,56 @@ def parse_duration(text: str | int | float) -> timedelta:
 # A duration as scenario files write it (10s, 500ms, 2m), for every duration field of every format.
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
+# The shortest flush interval the kit runs a scheduler with (harness.flush): a span must be
+# positive at it, so that a file is right at every interval.
+SHORTEST_FLUSH = timedelta(seconds=20)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A step's time: a fixed duration, or one counted from the scheduler's flush interval
+    (``flush``, ``flush+30s``, ``flush-3s``): a parked pod nothing wakes is retried once it has
+    been parked longer than the interval, whatever the interval, and a file that says so is
+    right at 20 s and at the release default of 5 minutes alike."""
+
+    fixed: timedelta
+    flushes: int = 0
+
+    def at(self, flush: timedelta) -> timedelta:
+        return self.fixed + self.flushes * flush
+
+    def __str__(self) -> str:
+        if not self.flushes:
+            return f"{self.fixed.total_seconds():g}s"
+        sign = "-" if self.fixed < timedelta(0) else "+"
+        rest = f"{sign}{abs(self.fixed.total_seconds()):g}s" if self.fixed else ""
+        return f"flush{rest}"
+
+
+def parse_span(text) -> Span:
+    if isinstance(text, Span):
+        return text
+    if isinstance(text, str):
+        m = re.fullmatch(r"\s*flush\s*(?:([+-])\s*(.+?))?\s*", text)
+        if m:
+            offset = parse_duration(m.group(2)) if m.group(2) else timedelta(0)
+            span = Span(-offset if m.group(1) == "-" else offset, 1)
+            if span.at(SHORTEST_FLUSH) <= timedelta(0):
+                raise ValueError(f"{text!r} is not positive at the shortest flush interval the kit runs "
+                                 f"({SHORTEST_FLUSH.total_seconds():g}s)")
+            return span
+    try:
+        return Span(parse_duration(text))
+    except ValueError as e:
+        if "out of range" in str(e):
+            raise
+        raise ValueError(f"{text!r} is not a duration like 10s, 500ms, 2m, or one from the flush interval "
+                         "like flush, flush+30s, flush-3s") from None
+
+
+# A step's wait or settle: a Duration, or a span from the flush interval.
+SpanField = Annotated[Span, BeforeValidator(parse_span)]
+
 MIB = 1 << 20
 
 
@@ -86,9 +138,15 @@ def parse_bytes(text: str | int) -> int:
 Bytes = Annotated[int, BeforeValidator(parse_bytes)]
 
 
-def least_seconds(steps) -> float:
+def least_seconds(steps, flush: timedelta = timedelta(minutes=5)) -> float:
     """A lower bound of a scenario's run time: the time its steps make pass on purpose."""
-    return sum((st.wait or timedelta()).total_seconds() + (st.settle or timedelta()).total_seconds() for st in steps)
+    return sum((_at(st.wait, flush)).total_seconds() + (_at(st.settle, flush)).total_seconds() for st in steps)
+
+
+def _at(t, flush: timedelta) -> timedelta:
+    if t is None:
+        return timedelta()
+    return t.at(flush) if isinstance(t, Span) else t
 
 
 def dupes(names: list[str], where: str, errors: list[str]) -> None:

@@ -46,11 +46,14 @@ class Mutant(BaseModel):
     # A pytest -m expression: the part of the catalogue that can reach the patched code (pod-group
     # code runs only for pods that name a group). Empty: the whole catalogue.
     scenarios: str = ""
+    # The flush interval its catalogue runs at (harness.flush): the kit's short one, or the
+    # release's own for a mutant of the flag's default, which shows only where the flag is not given.
+    flush: Literal["short", "default"] = "short"
 
     @property
-    def where(self) -> tuple[str, str]:
-        """What its baseline must match: (release, scenario selection)."""
-        return self.release, self.scenarios
+    def where(self) -> tuple[str, str, str]:
+        """What its baseline must match: (release, scenario selection, flush interval)."""
+        return self.release, self.scenarios, self.flush
 
 
 def load(path: Path) -> Mutant:

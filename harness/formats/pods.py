@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from harness import SCENARIOS
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
@@ -19,11 +20,12 @@ from pydantic import Field, field_validator, model_validator
 
 from reference import podgroup
 from reference.admission import SYSTEM_CLASSES
+from reference.queue import UNSCHEDULABLE_MAX_STAY as RELEASE_FLUSH
 from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_range
 
 from harness import gates
 from harness.formats import common
-from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioId, Strict, dupes, field_path
+from harness.formats.common import PODS, Bytes, Name, ScenarioId, SpanField, Strict, dupes, field_path
 from harness.formats.nodes import (KWOK_ONLY, NODE_ACTIONS, LabelNode, NodeSpec, ResizeNode, TaintNode,
                                    UntaintNode, node_errors)
 from harness.kube import NODE_STORAGE
@@ -143,7 +145,7 @@ class Step(Strict):
     deleteClass: str | None = None
     createPdb: PdbSpec | None = None
     pressure: PressureSpec | None = None
-    wait: Duration | None = None
+    wait: SpanField | None = None
     addNode: NodeSpec | None = None
     deleteNode: Name | None = None
     labelNode: LabelNode | None = None
@@ -153,8 +155,8 @@ class Step(Strict):
     uncordon: Name | None = None
     resizeNode: ResizeNode | None = None
     expect: Expect | None = None
-    settle: Duration | None = Field(
-        default=None, description="how long the outcome of this step may take to appear (default 30s)"
+    settle: SpanField | None = Field(
+        default=None, description="how long after the action its outcome is looked at (or flush+N)"
     )
 
     @model_validator(mode="after")
@@ -327,9 +329,10 @@ class Scenario(Strict):
         """The first step only nodes the kit creates can take (a node added or deleted), or ""."""
         return next((s.action for s in self.steps if s.action in KWOK_ONLY), "")
 
-    def least_seconds(self) -> float:
-        """A lower bound of the scenario's run time: the time its steps make pass on purpose."""
-        return common.least_seconds(self.steps)
+    def least_seconds(self, flush: timedelta = RELEASE_FLUSH) -> float:
+        """A lower bound of the scenario's run time at flush interval ``flush``: the time its steps
+        make pass on purpose."""
+        return common.least_seconds(self.steps, flush)
 
 
 CATALOGUE = SCENARIOS

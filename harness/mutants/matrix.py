@@ -31,8 +31,8 @@ def binary(m: Mutant, build: str) -> Path:
 
 
 def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first_failure: bool,
-                  extra: tuple[str, ...] = (), where: tuple[str, str] = (MUTANTS_RELEASE, "")) -> Run:
-    release, selection = where
+                  extra: tuple[str, ...] = (), where: tuple[str, str, str] = (MUTANTS_RELEASE, "", "short")) -> Run:
+    release, selection, flush = where
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
@@ -44,6 +44,8 @@ def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first
            f"--artifacts={out / f'{label}-{build}'}", *extra]
     if selection:
         cmd += ["-m", selection]
+    if flush == "default":
+        cmd += ["--flush-interval", "default"]
     if binary_ is not None:
         cmd += ["--scheduler-binary", str(binary_)]
     if first_failure:
@@ -96,7 +98,7 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
         label = "baseline" if w == (MUTANTS_RELEASE, "") else f"baseline-{w[0]}" + (f"-{w[1]}" if w[1] else "")
         r = run_catalogue(b, None, out, label, first_failure=False, where=w)
         if label != "baseline":
-            r.build = f"{b}@{w[0]}" + (f" -m {w[1]}" if w[1] else "")
+            r.build = f"{b}@{w[0]}" + (f" -m {w[1]}" if w[1] else "") + (" flush default" if w[2] == "default" else "")
         return r
 
     baseline = _pooled(max(1, min(jobs, len(builds))), base, cells)

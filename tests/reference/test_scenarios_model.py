@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.run.pods.expectation import check_expect, model_messages, model_priorities, model_rejections, simulate
+from harness import flush as flush_
 from harness.formats.pods import load_all
 from harness.targets import BUILDS
 from reference import podgroup
@@ -18,8 +19,8 @@ from reference.scheduler import view
 SCENARIOS = load_all(Path(__file__).resolve().parents[2] / "scenarios")
 
 
-def _mismatches(scenario, build, release=DEFAULT_RELEASE):
-    worlds = simulate(scenario, build, release=release)
+def _mismatches(scenario, build, release=DEFAULT_RELEASE, flush=flush_.SHORT):
+    worlds = simulate(scenario, build, release=release, flush=flush)
     out = []
     for i, (step, world) in enumerate(zip(scenario.steps, worlds[1:])):
         if step.expect is not None:
@@ -28,11 +29,13 @@ def _mismatches(scenario, build, release=DEFAULT_RELEASE):
     return out, worlds[-1].log
 
 
+@pytest.mark.parametrize("flush", [flush_.SHORT, flush_.RELEASE_DEFAULT], ids=["short-flush", "release-flush"])
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
-def test_model_meets_the_scenario_expectations_on_every_release_it_specifies(scenario):
+def test_model_meets_the_scenario_expectations_on_every_release_it_specifies(scenario, flush):
+    """At the kit's short flush interval and at the release's own: a file is right at both."""
     for build in scenario.builds:
         for release in [r for r in RELEASES if in_range(r, scenario.releases_of(build))]:
-            mismatches, log = _mismatches(scenario, build, release)
+            mismatches, log = _mismatches(scenario, build, release, flush)
             assert not mismatches, (f"[{build} {release}] " + "; ".join(f"step {i}: {m}" for i, m in mismatches)
                                     + "\n" + "\n".join(log))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import timedelta
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -22,6 +23,7 @@ from harness.kube import SLOT, Kube
 from harness.host.wait import NotYet, wait_for
 from harness.run.names import SCENARIO_LABEL, Names
 from harness.run.pods.nodes import KwokNodes, NodeSource
+from reference.queue import UNSCHEDULABLE_MAX_STAY
 
 REFUSED = (400, 403, 409, 422)  # the API server's refusals a scenario may provoke
 TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
@@ -133,9 +135,9 @@ class PodClient:
     """Performs one scenario's actions in its namespace, and remembers what it made and what was refused."""
 
     def __init__(self, kube: Kube, scenario: Scenario, names: Names, image: str, release: str = "",
-                 nodes: NodeSource | None = None, run_id: str = ""):
+                 nodes: NodeSource | None = None, run_id: str = "", flush: timedelta = UNSCHEDULABLE_MAX_STAY):
         self.kube, self.s, self.names, self.image, self.release = kube, scenario, names, image, release
-        self.nodes, self.run_id = nodes or KwokNodes(), run_id
+        self.nodes, self.run_id, self.flush = nodes or KwokNodes(), run_id, flush
         # The scenario's nodes as its own steps left them: nothing else changes what the model reads
         # of them (their labels, taints, cordon and room), as with the classes it made.
         self.node_specs: dict[str, NodeSpec] = {n.name: n for n in scenario.nodes}
@@ -187,13 +189,14 @@ class PodClient:
 
     def update_class(self, c: ClassSpec) -> str | None:
         name = self.names.class_name(c.name)
-        current = self.kube.scheduling.read_priority_class(name)
         desired = v1_class(c, self.names)
-        desired.metadata.resource_version = current.metadata.resource_version
         try:
+            # A class the API server refused to create is not there to update: its NotFound is
+            # the outcome, as the model's admission says (validate_class_update).
+            desired.metadata.resource_version = self.kube.scheduling.read_priority_class(name).metadata.resource_version
             self.kube.scheduling.replace_priority_class(name, desired)
         except ApiException as e:
-            if e.status in REFUSED:
+            if e.status in REFUSED or e.status == 404:
                 return api_message(e)
             raise
         self.class_specs[c.name] = c
@@ -268,7 +271,7 @@ class PodClient:
             self.wait_pdbs_current()
         elif step.wait is not None:
             # Time passing is the step itself: nothing to observe instead.
-            lifecycle.pause(step.wait.total_seconds(), cancel)
+            lifecycle.pause(step.wait.at(self.flush).total_seconds(), cancel)
         elif step.action in node_steps.NODE_ACTIONS:
             self.perform_node_step(step)
 

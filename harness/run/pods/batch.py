@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import Callable
 
@@ -21,7 +22,7 @@ from reference.release import DEFAULT_RELEASE
 
 from harness.host import lifecycle
 from harness.clusters.local import LocalCluster
-from harness import gates
+from harness import flush, gates
 from harness.errors import KitError
 from harness.kube import Kube
 from harness.run.pods.placement import why_alone
@@ -67,7 +68,8 @@ class Batch:
         settings = cluster.options.gates if cluster is not None else gates.Settings()
         r = PodRun(kubeconfig, s, build, self.run_id,
                         self.artifacts, log, label=self.build, nodes=self.nodes, copy=copy, release=release,
-                        cluster_release=self.release, timelines=self.timelines, gates=settings.gates)
+                        cluster_release=self.release, timelines=self.timelines, gates=settings.gates,
+                        flush=self.flush_of(cluster))
         r.result.gates = settings.describe()
         with self._lock:
             self._runs.append(r)
@@ -76,6 +78,12 @@ class Batch:
         return r
 
     _stopped = False
+
+    @staticmethod
+    def flush_of(cluster) -> timedelta:
+        """The flush interval the cluster's scheduler runs with (the release's own where the kit did
+        not start it: a kind control plane's static scheduler, or a cluster it was pointed at)."""
+        return getattr(cluster, "flush", None) or flush.RELEASE_DEFAULT
 
     @staticmethod
     def _release_of(kube: Kube) -> str:
@@ -116,7 +124,7 @@ class Batch:
     def run(self) -> None:
         started = time.monotonic()
         log = self.local.log_path("kube-scheduler") if self.local else None
-        items = sorted(((s, c) for s in self.selected for c in range(self.copies)), key=lambda sc: -sc[0].least_seconds())
+        items = sorted(((s, c) for s in self.selected for c in range(self.copies)), key=lambda sc: -sc[0].least_seconds(self.flush_of(self.local)))
         # What this batch cannot give a scenario is reported as not run, never run to fail (which,
         # with -x, would stop every other scenario of the batch).
         for s, c in items:

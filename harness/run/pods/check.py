@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -31,6 +31,7 @@ from reference.admission import admit_pod_group
 from reference import scheduler as sched
 from reference.objects import ClusterState
 from reference.preemption import filter_nodes
+from reference.queue import UNSCHEDULABLE_MAX_STAY
 from reference.scheduler import PodView, World
 
 
@@ -109,7 +110,8 @@ def displaced(log: PodLog) -> frozenset[str]:
 
 
 def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, release: str,
-                  gates: tuple = (), rejectors_then: Mapping[str, frozenset[str]] | None = None) -> World:
+                  gates: tuple = (), rejectors_then: Mapping[str, frozenset[str]] | None = None,
+                  flush: timedelta = UNSCHEDULABLE_MAX_STAY) -> World:
     """The cluster as the model sees it, with the real times.
 
     ``rejectors_then``: the plugins that rejected each pod at the attempt that parked it, as the
@@ -180,7 +182,7 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
     return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
                  rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names),
-                 gates=tuple(gates), group_preemptions=group_preemptions)
+                 gates=tuple(gates), group_preemptions=group_preemptions, flush_after=flush)
 
 
 def parked_rejectors(state: ClusterState, parked: list[str],

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from reference import nodes as node_events, scheduler as sched
+from reference.queue import UNSCHEDULABLE_MAX_STAY
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
@@ -37,7 +38,7 @@ def apply_step(world: World, step: Step, namespace: str = "default") -> World:
     world = act(world, step, namespace)
     if step.settle is not None:
         # The outcome is looked at this long after the action, mid-way if need be.
-        return sched.advance(world, world.now + step.settle, flush=False)
+        return sched.advance(world, world.now + step.settle.at(world.flush_after), flush=False)
     return settle(world)
 
 
@@ -48,7 +49,7 @@ def trajectory(world: World, step: Step, namespace: str = "default") -> list[tup
     the branch."""
     world = act(world, step, namespace)
     start = world.now  # the runner's clock starts once the action is done (a wait step's too)
-    until = world.now + step.settle if step.settle is not None else None
+    until = world.now + step.settle.at(world.flush_after) if step.settle is not None else None
     return [(0.0, sched.view(world))] + [((w.now - start).total_seconds(), sched.view(w)) for w in course(world, until)]
 
 
@@ -135,7 +136,7 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
     elif step.pressure is not None:
         world = sched.pressure(world, step.pressure.node, step.pressure.resource, step.pressure.evictions)
     elif step.wait is not None:
-        world = sched.advance(world, world.now + step.wait)
+        world = sched.advance(world, world.now + step.wait.at(world.flush_after))
     elif step.action in NODE_ACTIONS:
         world = node_step(world, step)
     return world
@@ -161,12 +162,12 @@ def _change_class(world: World, pc, validate) -> World:
 
 
 def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str = DEFAULT_RELEASE,
-             gates: tuple = ()) -> list[World]:
+             gates: tuple = (), flush: timedelta = UNSCHEDULABLE_MAX_STAY) -> list[World]:
     """``gates``: the run's own (harness.gates.Settings.gates); the scenario's come on top."""
     """The model's world after the set-up and after each step."""
     state = initial_state(scenario, now)
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in scenario.pdbs))
-    worlds = [sched.start(state, build, now, release, tuple(gates) + scenario.cluster_settings().gates)]
+    worlds = [sched.start(state, build, now, release, tuple(gates) + scenario.cluster_settings().gates, flush)]
     for i, step in enumerate(scenario.steps):
         try:
             worlds.append(apply_step(worlds[-1], step))

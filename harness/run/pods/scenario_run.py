@@ -20,7 +20,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from kubernetes.client.exceptions import ApiException
@@ -45,7 +45,7 @@ from harness.run.settle import settle
 from reference import scheduler as sched
 from reference.preemption import PLUGINS
 from reference.nodes import NodeNotEmpty
-from reference.queue import BACKOFF_MAX
+from reference.queue import BACKOFF_MAX, UNSCHEDULABLE_MAX_STAY
 from reference.release import DEFAULT_RELEASE
 from reference.scheduler import World
 
@@ -75,7 +75,7 @@ class PodRun(ScenarioRun):
                  artifacts_dir: Path | None = None, scheduler_log: Path | None = None, label: str | None = None,
                  nodes: NodeSource | None = None, copy: int = 0, release: str = DEFAULT_RELEASE,
                  cluster_release: str = "",
-                 timelines: bool = False, gates: tuple = ()):
+                 timelines: bool = False, gates: tuple = (), flush: timedelta = UNSCHEDULABLE_MAX_STAY):
         """``build`` names the semantics the model predicts, of Kubernetes ``release``; ``label``
         the build actually running; ``copy`` tells apart copies of one scenario run side by side
         (--repeat); ``timelines`` keeps a passing run's timeline too (a failing one's always is)."""
@@ -85,11 +85,12 @@ class PodRun(ScenarioRun):
         # The feature gates its cluster runs with (harness.gates.Settings.gates), the run's and its own.
         self.gates = tuple(gates)
         self.label = label or build
+        self.flush = flush  # the scheduler's flush interval, as it printed it (harness.flush)
         self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         self.nodes = nodes or KwokNodes()
         self.client = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
                                 # The API versions are the cluster's, whatever release the model predicts.
-                                cluster_release or release, self.nodes, run_id)
+                                cluster_release or release, self.nodes, run_id, flush)
         # The plugins that rejected each pod the model left parked at the end of the last step:
         # what wakes a parked pod is decided by the attempt that parked it, not by the state now.
         self.rejectors_then: dict[str, frozenset[str]] = {}
@@ -165,10 +166,13 @@ class PodRun(ScenarioRun):
         assert self.record is not None
         started = time.time()
         before = check.observe_world(self.record, self.client, self.s, self.build, self.release, self.gates,
-                                     self.rejectors_then)
+                                     self.rejectors_then, self.flush)
         # Where the scheduler may choose, each choice is a world of its own.
         try:
             worlds = sched.branches(before, lambda w: apply_step(w, step))
+            # The flush runs every 30 s: a pod due for it is retried any time in that period.
+            late = sched.branches(replace(before, flush_late=True), lambda w: apply_step(w, step))
+            worlds += [w for w in late if sched.view(w) not in [sched.view(x) for x in worlds]]
         except NodeNotEmpty as e:
             raise KitError(f"{self.s.id}: steps[{i}].deleteNode: {e}") from None
         quiet = QUIET
@@ -191,7 +195,7 @@ class PodRun(ScenarioRun):
         before, worlds, quiet = acted.before, acted.worlds, acted.quiet
         if step.settle:
             retried = any(retried_after_failure(before, w) for w in worlds)
-            look_from, deadline = settle_window(step.settle.total_seconds(), quiet, retried)
+            look_from, deadline = settle_window(step.settle.at(self.flush).total_seconds(), quiet, retried)
             # The model's course on past its moment, up to the look's end: kwok's ends come on time.
             worlds = worlds + later_states(worlds, datetime.fromtimestamp(acted.at_wall + look_from + deadline,
                                                                           timezone.utc))
