@@ -21,8 +21,11 @@ from harness.formats.common import SHORTEST_FLUSH, parse_duration
 from reference.queue import UNSCHEDULABLE_MAX_STAY
 
 FLAG = "pod-max-in-unschedulable-pods-duration"
-# The kit's own default: the shortest at which every catalogue scenario's times stay apart (a
-# parked pod's look before the flush, 3-20 s after the action; the flush's own 30 s period after).
+# The kit's own default, and the shortest it takes: a step's look may last up to about 30 s
+# after its action (its settle, the quiet time, a lagging cluster's 5 s, a retried pod's backoff
+# of up to 10 s), and a pod parked a few steps before must not meet the flush inside it; at 20 s
+# it did (a backoff scenario's pod retried by the flush mid-scenario, an at-once look that the
+# flush answered). The flush's own 30 s period comes on top.
 SHORT = SHORTEST_FLUSH
 RELEASE_DEFAULT = UNSCHEDULABLE_MAX_STAY
 DEFAULT_WORD = "default"

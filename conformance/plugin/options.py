@@ -67,9 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="run this kube-scheduler binary instead of the kit's build (its semantics: --scheduler)")
     g.addoption("--scheduler-config", type=Path, default=None,
                 help="KubeSchedulerConfiguration for the scheduler instead of the kit's")
-    g.addoption("--flush-interval", default="20s", metavar="DURATION|default",
+    g.addoption("--flush-interval", default="60s", metavar="DURATION|default",
                 help="the scheduler's flush interval (--pod-max-in-unschedulable-pods-duration) on the clusters "
-                     "the kit starts: a parked pod nothing wakes is retried once parked this long (default 20s, "
+                     "the kit starts: a parked pod nothing wakes is retried once parked this long (default 60s, "
                      "fast; 'default': the release's own 5 min, for release validation; kind and --kubeconfig "
                      "clusters run the release's own)")
     g.addoption("--keep-cluster", action="store_true",

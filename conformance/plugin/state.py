@@ -47,7 +47,7 @@ class RunOptions:
     collect_only: bool  # pytest's own --collect-only: nothing is built or started
     stop_at_first_failure: bool  # pytest's own -x
     timelines: bool = False  # --timelines: a passing scenario's timeline picture too
-    flush_interval: str = "20s"  # --flush-interval (harness.flush.parse_option)
+    flush_interval: str = "60s"  # --flush-interval (harness.flush.parse_option)
 
     @property
     def flush(self):

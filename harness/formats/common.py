@@ -71,7 +71,7 @@ Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
 # The shortest flush interval the kit runs a scheduler with (harness.flush): a span must be
 # positive at it, so that a file is right at every interval.
-SHORTEST_FLUSH = timedelta(seconds=20)
+SHORTEST_FLUSH = timedelta(seconds=60)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Span:
     """A step's time: a fixed duration, or one counted from the scheduler's flush interval
     (``flush``, ``flush+30s``, ``flush-3s``): a parked pod nothing wakes is retried once it has
     been parked longer than the interval, whatever the interval, and a file that says so is
-    right at 20 s and at the release default of 5 minutes alike."""
+    right at 60 s and at the release default of 5 minutes alike."""
 
     fixed: timedelta
     flushes: int = 0
