@@ -14,7 +14,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SHIPPED = ("scenarios", "mutants", "kind-config.yaml")  # keep in step with harness.FILES's users
+SHIPPED = ("scenarios", "mutants", "peers", "kind-config.yaml")  # keep in step with harness.FILES's users
 INTO = Path("harness", "_repo")
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli import bench, build, campaign, check, cluster, explore, mutants, shards, site, spec, suite
+from harness.cli import bench, build, campaign, check, cluster, explore, mutants, peers, shards, site, spec, suite
 from harness.host import console
 
 # One module per command group, each adding its own subcommands; the order is the help's.
-GROUPS = (suite, cluster, build, spec, check, site, mutants, explore, shards, campaign, bench)
+GROUPS = (suite, cluster, build, spec, check, site, mutants, explore, peers, shards, campaign, bench)
 DISTRIBUTION = "priority-conformance"
 
 
