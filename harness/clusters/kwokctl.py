@@ -6,6 +6,7 @@ started. ``LocalCluster`` decides when; this module knows how.
 from __future__ import annotations
 
 import os
+import signal
 import shutil
 import subprocess
 import time
@@ -124,6 +125,38 @@ class Kwokctl:
             raise KitError(f"{component} exited while the cluster started, and kwokctl could not start it again "
                            f"(exit {out.returncode})", logs=self.logs_of(component),
                            detail=probes.tail(out.stdout + out.stderr))
+
+    def restart(self, component: str, graceful: bool, timeout: float = 30.0) -> None:
+        """End a running component (SIGTERM, or SIGKILL as a crash does) and start it again, as
+        the kubelet restarts a static pod. Its log so far is kept as ``<component>.run<N>.log``
+        (kwokctl truncates the log when it starts a component)."""
+        pid = self.pids().get(component)
+        if pid is None or not self.alive(component):
+            raise KitError(f"{component} is not running, so it cannot be restarted", logs=self.logs_of(component))
+        try:
+            os.kill(pid, signal.SIGTERM if graceful else signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        end = time.monotonic() + timeout
+        while lifecycle.alive(pid):
+            if time.monotonic() > end:
+                os.kill(pid, signal.SIGKILL)  # a graceful stop that hangs is ended the hard way
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            time.sleep(0.05)
+        # kwokctl takes a pid that answers signal 0 for a running component, and a zombie does
+        # (where nothing reaps orphans): without its pid file it starts the component anew.
+        self.pid_file(component).unlink(missing_ok=True)
+        log = self.log_path(component)
+        if log.exists():
+            runs = len(list(self.logs_dir.glob(f"{component}.run*.log")))
+            log.replace(self.logs_dir / f"{component}.run{runs + 1}.log")
+        out = self.run("start", "cluster", timeout=90)
+        if out.returncode != 0:
+            raise KitError(f"kwokctl could not start {component} again (exit {out.returncode})",
+                           logs=self.logs_of(component), detail=probes.tail(out.stdout + out.stderr))
 
     def stop(self) -> None:
         """Stop the cluster's processes and forget its state, keeping the work directory."""

@@ -29,7 +29,7 @@ from harness.clusters import kwokctl
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
 from harness.clusters.kwokctl import Kwokctl
 from harness.errors import KitError
-from harness.host import lifecycle, ports
+from harness.host import lifecycle, ports, probes
 from harness.host.cache import kept_logs_dir
 from harness.targets import BUILDS, DEFAULT_BUILD
 
@@ -166,6 +166,18 @@ class LocalCluster:
 
     def logs_dir_of(self, workdir: Path) -> Path:
         return Kwokctl(workdir, self.name).logs_dir
+
+    def restart_scheduler(self, graceful: bool) -> None:
+        """The scheduler under test killed (or stopped) and started again, ready once more (alive and
+        listening on its port) before this returns: a fault step (``restartScheduler``)."""
+        self._kwokctl.restart("kube-scheduler", graceful)
+        port = self.ports["kubeSchedulerPort"]
+        end = time.monotonic() + self.options.ready_timeout
+        while not (self._kwokctl.alive("kube-scheduler") and probes.listening(port)):
+            if time.monotonic() > end:
+                raise KitError("kube-scheduler did not become ready after its restart",
+                               logs=self._kwokctl.logs_of("kube-scheduler"))
+            lifecycle.pause(0.2)
 
     def process_alive(self, component: str) -> bool:
         return self._kwokctl.alive(component)

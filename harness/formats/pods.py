@@ -131,8 +131,11 @@ class Expect(Strict):
     evicted: list[str] = []  # evicted by its node's kubelet for pressure (Failed, reason Evicted)
 
 
+# Faults in the cluster under test: the kit must own the process, so such a scenario runs on a
+# local cluster of its own (harness/run/pods/placement.py).
+FAULT_ACTIONS = ("restartScheduler",)
 ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
-           *NODE_ACTIONS)
+           *NODE_ACTIONS, *FAULT_ACTIONS)
 
 
 class Step(Strict):
@@ -154,6 +157,8 @@ class Step(Strict):
     cordon: Name | None = None
     uncordon: Name | None = None
     resizeNode: ResizeNode | None = None
+    # kill: SIGKILL, as a crash; graceful: SIGTERM. Either way it is started again at once.
+    restartScheduler: Literal["kill", "graceful"] | None = None
     expect: Expect | None = None
     settle: SpanField | None = Field(
         default=None, description="how long after the action its outcome is looked at (or flush+N)"
@@ -323,6 +328,11 @@ class Scenario(Strict):
     def needs_kubelet(self) -> bool:
         """Whether a real kubelet must run it: node pressure (kwok nodes have no eviction manager)."""
         return any(step.pressure is not None for step in self.steps)
+
+    @property
+    def faults(self) -> tuple[str, ...]:
+        """The fault steps it takes (restartScheduler): they need the scheduler's process."""
+        return tuple(s.action for s in self.steps if s.action in FAULT_ACTIONS)
 
     @property
     def needs_kwok(self) -> str:

@@ -113,6 +113,9 @@ class Batch:
     def unmet(self, s: Scenario) -> str:
         if s.needs_kubelet and not self.nodes.kubelets:
             return "node pressure needs real kubelets, which kwok nodes are not: run it with --cluster kind"
+        if s.faults and self.alone_cluster is None:
+            return (f"its {s.faults[0]} step needs a scheduler the kit runs itself (a local cluster of its own); "
+                    "on kind or an existing cluster the kit does not own the scheduler's process")
         if s.needs_kwok and not self.nodes.creates:
             return (f"its {s.needs_kwok} step needs nodes the kit creates (kwok nodes): kind's workers are "
                     "real machines it only borrows; run it on the local cluster")
@@ -176,6 +179,8 @@ class Batch:
             except KitError as e:
                 self._done(Result(s, self.build, error=f"its own cluster did not come up: {e}"), copy)
                 return
-            self._done(self._run(cluster.kubeconfig, s, copy, cluster.log_path("kube-scheduler"), cluster).run(), copy)
+            run = self._run(cluster.kubeconfig, s, copy, cluster.log_path("kube-scheduler"), cluster)
+            run.scheduler = cluster  # its own: a fault step may restart it
+            self._done(run.run(), copy)
         finally:
             cluster.down()

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
+from reference.restart import restart
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
@@ -139,6 +140,8 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
         world = sched.advance(world, world.now + step.wait.at(world.flush_after))
     elif step.action in NODE_ACTIONS:
         world = node_step(world, step)
+    elif step.restartScheduler is not None:
+        world = restart(world, graceful=step.restartScheduler == "graceful")
     return world
 
 

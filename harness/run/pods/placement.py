@@ -24,6 +24,8 @@ def why_alone(scenario: Scenario, build: str, release: str = DEFAULT_RELEASE) ->
     """Why ``scenario`` needs a cluster of its own under ``build``'s semantics; "" when it can share."""
     if scenario.alone:
         return "declared alone"
+    if scenario.faults:
+        return f"it takes the fault step {scenario.faults[0]}: its scheduler is its own"
     if scenario.cluster_settings():
         return "it needs " + scenario.cluster_settings().describe()
     specified = scenario.semantics(build, release)

@@ -86,6 +86,9 @@ class PodRun(ScenarioRun):
         self.gates = tuple(gates)
         self.label = label or build
         self.flush = flush  # the scheduler's flush interval, as it printed it (harness.flush)
+        # The cluster whose scheduler this run may restart (a fault step): set only on a cluster of
+        # its own (harness/run/pods/batch.py), never on one shared with other scenarios.
+        self.scheduler = None
         self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         self.nodes = nodes or KwokNodes()
         self.client = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
@@ -180,6 +183,11 @@ class PodRun(ScenarioRun):
             self.starve(i, step, before, worlds[0])
             # One more pass of the kubelet's (10 s) and its clean-up must find nothing more to evict.
             quiet = PRESSURE_QUIET
+        elif step.restartScheduler is not None:
+            if self.scheduler is None:
+                raise KitError(f"{self.s.id}: steps[{i}].restartScheduler: the scheduler is shared with other "
+                               "scenarios here; a fault step runs only on a cluster of its own")
+            self.scheduler.restart_scheduler(graceful=step.restartScheduler == "graceful")
         else:
             self.client.perform(step, self.cancel)
         at, at_wall = time.monotonic(), time.time()

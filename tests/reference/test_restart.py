@@ -1,0 +1,35 @@
+"""A scheduler restart (reference.restart): what survives it and what is tried again."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from reference import scheduler as sched
+from reference.restart import restart
+
+from tests.builders import T0, node, pc, pod, state
+
+
+def world(*pods):
+    return sched.start(state(classes=[pc("low", 1), pc("high", 100)], nodes=[node("n1")], pods=list(pods)),
+                       "upstream", T0)
+
+
+def test_a_restart_forgets_the_queue_and_tries_every_pending_pod_at_once():
+    w = sched.create_pod(world(pod("resident", 100, cls="high", on="n1")), pod("waiter", 1, cls="low"))
+    assert "default/waiter" in w.parked_keys()
+    after = restart(w)
+    assert after.predictions[-1].pod == "default/waiter" and len(after.predictions) == len(w.predictions) + 1
+    assert dict(after.failures) == {"default/waiter": 1}, "its backoff count starts again"
+
+
+def test_a_restart_keeps_nominations_and_terminating_victims():
+    w = sched.create_pod(world(pod("victim", 1, cls="low", on="n1", termination_grace_seconds=30)),
+                         pod("preemptor", 100, cls="high"))
+    assert w.state.pod_keyed("default/preemptor").nominated_node_name == "n1"
+    after = restart(w)
+    assert after.state.pod_keyed("default/preemptor").nominated_node_name == "n1"
+    assert after.state.pod_keyed("default/victim").terminating
+    assert not after.predictions[-1].victims, "no second preemption while its victim terminates"
+    done = sched.advance(after, T0 + timedelta(seconds=31), flush=False)
+    assert done.state.pod_keyed("default/preemptor").node_name == "n1"
