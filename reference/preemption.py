@@ -112,6 +112,10 @@ class NodeVerdict:
     victims: tuple[str, ...] = ()  # pod keys, most important first
     pdb_violations: int = 0
     reason: str = ""
+    # What the node adds to the failure message where that is not ``reason``: the filters' own
+    # reasons for a node the preemptor does not fit even with every lower-priority pod removed
+    # (SelectVictimsOnNode returns the filters' status itself).
+    message_reasons: tuple[str, ...] = ()
     spared: tuple[tuple[str, str], ...] = ()  # (pod key, why)
     exempted: tuple[tuple[str, str], ...] = ()
     exempt_until: datetime | None = None  # earliest end of a time-limited exemption here
@@ -227,7 +231,8 @@ def select_victims_on_node(
         if count > pod_room or any(used.get(name, 0) > free for name, free in room.items()):
             why = flt.run_filters(state, preemptor, node, base.minus(gone))
             return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: "
-                               + ", ".join(why.reasons), exempted=tuple(exempted), exempt_until=exempt_until)
+                               + ", ".join(why.reasons), message_reasons=why.reasons, exempted=tuple(exempted),
+                               exempt_until=exempt_until)
 
         def gives_back(item) -> bool:
             nonlocal count
@@ -259,7 +264,8 @@ def select_victims_on_node(
         if not flt.fits(seen, preemptor, node, remaining, node_checked=True):
             why = flt.run_filters(seen, preemptor, node, remaining)
             return NodeVerdict(node.name, status, reason="does not fit even without its lower-priority pods: "
-                               + ", ".join(why.reasons), exempted=tuple(exempted), exempt_until=exempt_until)
+                               + ", ".join(why.reasons), message_reasons=why.reasons, exempted=tuple(exempted),
+                               exempt_until=exempt_until)
 
         def gives_back(item) -> bool:
             nonlocal remaining, seen, elsewhere
@@ -302,8 +308,10 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"  # an UnschedulableAndU
 
 
 def _summary(statuses: list[str]) -> str:
+    """Each reason with how many nodes gave it, as FitError.Error writes them: the "count reason"
+    strings sorted as strings (so counts lead: "1 x" before "2 a")."""
     counts = Counter(statuses)
-    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+    return ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
 
 
 def fit_error(statuses: dict[str, flt.Status]) -> str:
@@ -366,7 +374,8 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     candidates = [v for v in verdicts if v.candidate]
     if not candidates:
         # The message names a node left out of the dry run as upstream does.
-        reasons = [NOT_HELPFUL if v.filter.code == flt.UNRESOLVABLE else v.reason for v in verdicts]
+        reasons = [r for v in verdicts for r in ((NOT_HELPFUL,) if v.filter.code == flt.UNRESOLVABLE
+                                                 else v.message_reasons or (v.reason,))]
         ends = [v.exempt_until for v in verdicts if v.exempt_until is not None and v.filter.code != flt.UNRESOLVABLE]
         return Prediction(
             pod.key, "unschedulable", nominated_node="", per_node=tuple(verdicts),

@@ -119,10 +119,6 @@ SMALL_CPU = {"cpu": 200, "memory": 400}  # upstream's nodeRes
 VIOLATING = "test.kubernetes.io/is-violating-pdb"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
-WORDING = ("model disagrees: upstream's message gives the filter's own reason for a node the preemptor "
-           "still does not fit after removing its lower-priority pods ('{up}') vs the model's "
-           "'does not fit even without its lower-priority pods: Insufficient cpu' (so it also "
-           "sorts after any other reason)")
 
 POST_FILTER = [
     pytest.param(
@@ -167,8 +163,7 @@ POST_FILTER = [
         dict(nodes=[node("node1", **SMALL_CPU), node("node2", **SMALL_CPU)],
              pods=[pod("p", HIGH, size=LARGE), pod("p1", on="node1"), pod("p2", on="node2")],
              codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE}),
-        "", "preemption: 0/2 nodes are available: 2 Insufficient cpu.", id="no-candidate-insufficient-cpu",
-        marks=pytest.mark.xfail(strict=True, reason=WORDING.format(up="2 Insufficient cpu"))),
+        "", "preemption: 0/2 nodes are available: 2 Insufficient cpu.", id="no-candidate-insufficient-cpu"),
     pytest.param(
         # no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU resource
         dict(nodes=[node("node1", **ONE_POD), node("node2", **SMALL_CPU), node("node3", **ONE_POD)],
@@ -176,8 +171,7 @@ POST_FILTER = [
                    pod("p3", HIGH, on="node3")],
              codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE, "node3": flt.UNSCHEDULABLE}),
         "", f"preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 {NO_VICTIMS}.",
-        id="no-candidate-mixed-reasons",
-        marks=pytest.mark.xfail(strict=True, reason=WORDING.format(up=f"1 Insufficient cpu, 2 {NO_VICTIMS}"))),
+        id="no-candidate-mixed-reasons"),
     pytest.param(
         # no candidate nodes found with mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 nodes
         # don't have enough CPU resource (node3 has no status: unresolvable too)
@@ -185,8 +179,7 @@ POST_FILTER = [
              pods=[pod("p", HIGH, size=LARGE), pod("p1", on="node1"), pod("p2", on="node2")],
              codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE, "node4": flt.UNRESOLVABLE}),
         "", f"preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 {NOT_HELPFUL}.",
-        id="no-candidate-unresolvable-and-insufficient",
-        marks=pytest.mark.xfail(strict=True, reason=WORDING.format(up=f"2 Insufficient cpu, 2 {NOT_HELPFUL}"))),
+        id="no-candidate-unresolvable-and-insufficient"),
 ]
 
 
