@@ -30,16 +30,19 @@ def run(args) -> int:
               f"{n['not expressible']:>6}  {file}")
     total = Counter(c.status for c in cases)
     tested = sum(1 for c in cases if c.test)
+    reviewed = sum(1 for c in cases if c.matches and not c.test and c.reviewed)
     print(f"{len(cases)} cases: {total['expressed']} expressed ({tested} by a model test that translates the case, "
-          f"{total['expressed'] - tested} matched to a catalogue scenario by the indexer, not yet reviewed case by "
-          f"case), {total['to do']} to do, {total['not expressible']} not expressible")
+          f"{reviewed} by a catalogue scenario checked against the case's facts, "
+          f"{total['expressed'] - tested - reviewed} matched to a scenario by the indexer, not yet reviewed), "
+          f"{total['to do']} to do, {total['not expressible']} not expressible")
     reasons = Counter(c.reason for c in cases if c.status == "not expressible")
     print("not expressible, by reason (the scenario format's backlog):")
     for reason, n in reasons.most_common():
         print(f"  {n:>4}  {reason}")
     if args.list:
         for c in cases:
-            how = f"model test {c.test}" if c.test else (f"scenario {c.matches}" if c.matches else
+            how = f"model test {c.test}" if c.test else (
+                f"scenario {c.matches}" + ("" if c.reviewed else " (unreviewed)") if c.matches else
                                                            (f"cannot: {c.reason}" if c.status == "not expressible"
                                                             else f"to do ({c.expressible})"))
             print(f"{c.where}: {how}")

@@ -39,6 +39,7 @@ class PeerCase(BaseModel):
     expressible: Literal["scenario", "model-test", "no"]
     reason: str = ""
     matches: str = ""  # a catalogue scenario showing the same facts
+    reviewed: bool = False  # the match was checked against the upstream case's facts, not only named
     test: str = ""  # tests/...py::function[param]: the model test translating the case
 
     @property
