@@ -248,7 +248,7 @@ def run_summary(state, config: pytest.Config, stats: dict, exitstatus: int) -> s
         counts=summary.counts(stats), wall_seconds=round(time.monotonic() - t0, 2), build_seconds=round(build, 2),
         targets=targets_of(state), peak_memory_bytes=batches.peak_rss() if batches is not None else None,
         karmada={k: round(v, 2) for k, v in state.karmada_timings.items()},
-        junit=str(config.option.xmlpath or ""))
+        junit=str(config.option.xmlpath or ""), builds=summary.builds_since(started))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -291,7 +291,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             f"({state.longest:.1f} s); peak memory of the kit and its clusters {early.peak_rss() / 2**30:.1f} GiB")
     if not state.options.collect_only:
         try:  # a record is never worth a run's result either
-            written = run_summary(state, config, terminalreporter.stats, exitstatus).write(state.options.artifacts)
+            record = run_summary(state, config, terminalreporter.stats, exitstatus)
+            for b in record.builds:  # a cold run's split: what each build of this run cost
+                terminalreporter.write_line(f"[build] {b['module']} ({', '.join(b['binaries'])}): {b['seconds']:.0f} s, "
+                                            f"{b['downloads']} modules downloaded, {b['packages']} packages compiled")
+            written = record.write(state.options.artifacts)
             terminalreporter.write_line(f"(the run's counts, times, commit and machine in {written})")
         except Exception as e:
             terminalreporter.write_line(f"{summary.FILE} not written: {type(e).__name__}: {e}")

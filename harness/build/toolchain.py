@@ -329,10 +329,30 @@ def _build(wrapper_module: str, target: Path, go: str, packages: tuple[str, ...]
     finally:
         shutil.rmtree(gotmp, ignore_errors=True)
     log(f"built {module} in {time.monotonic() - started:.0f} s -> {target}")
+    downloads, packages = _counts(log_path)
+    record_build(module, names, time.monotonic() - started, downloads, packages)
 
 
-def _progress(log_path: Path) -> str:
-    """What a build log says so far: modules downloaded, packages compiled."""
+# Every build the kit makes, one JSON record a line, for the run summary's split of a cold run's
+# time (harness.run.summary.builds_since): data, never the log's words read back.
+BUILDS_RECORD = "builds.jsonl"
+
+
+def record_build(module: str, binaries: list[str], seconds: float, downloads: int, packages: int) -> None:
+    import json
+    from datetime import datetime, timezone
+
+    entry = {"module": module, "binaries": binaries, "seconds": round(seconds, 1), "downloads": downloads,
+             "packages": packages, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    path = cache_root() / "logs" / BUILDS_RECORD
+    # A line a killed process left unfinished must not swallow this one.
+    torn = path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n")
+    with open(path, "a") as f:
+        f.write(("\n" if torn else "") + json.dumps(entry) + "\n")
+
+
+def _counts(log_path: Path) -> tuple[int, int]:
+    """Modules downloaded and packages compiled, as go build -v's log shows them."""
     downloads = packages = 0
     with open(log_path, errors="replace") as f:
         for line in f:
@@ -340,6 +360,12 @@ def _progress(log_path: Path) -> str:
                 downloads += 1
             elif line and not line.startswith(("$ ", "go: ", "#")) and " " not in line.strip():
                 packages += 1
+    return downloads, packages
+
+
+def _progress(log_path: Path) -> str:
+    """What a build log says so far: modules downloaded, packages compiled."""
+    downloads, packages = _counts(log_path)
     return f"{downloads} modules downloaded, {packages} packages compiled"
 
 

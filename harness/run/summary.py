@@ -65,6 +65,8 @@ class RunSummary:
     peak_memory_bytes: int | None = None  # the kit and its local clusters, sampled each second
     karmada: dict[str, float] = field(default_factory=dict)  # the Karmada plane's timings (build, up, ...)
     junit: str = ""  # where --junitxml wrote, as given
+    # Each Go build this run made (a cold run's split): module, binaries, seconds, downloads, packages.
+    builds: tuple[dict, ...] = ()
     schema: int = SCHEMA
 
     def write(self, folder: Path) -> Path:
@@ -81,9 +83,33 @@ def read(path: Path) -> RunSummary:
         if raw.get("schema") != SCHEMA:
             raise KitError(f"{path}: schema {raw.get('schema')!r}, this kit reads {SCHEMA}")
         return RunSummary(**{**raw, "machine": Machine(**raw["machine"]), "args": tuple(raw["args"]),
-                             "targets": tuple(Target(**t) for t in raw.get("targets", ()))})
+                             "targets": tuple(Target(**t) for t in raw.get("targets", ())),
+                             "builds": tuple(raw.get("builds", ()))})
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
         raise KitError(f"{path} is not a run summary: {type(e).__name__}: {e}") from None
+
+
+def builds_since(started: str) -> tuple[dict, ...]:
+    """The kit's build records (harness.build.toolchain.record_build) of builds that ended at or
+    after ``started`` (an ISO stamp): those this run made."""
+    from harness.build.toolchain import BUILDS_RECORD
+    from harness.host.cache import cache_root
+
+    path = cache_root() / "logs" / BUILDS_RECORD
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return ()
+    since = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            if datetime.fromisoformat(entry["finished"]) >= since:
+                out.append(entry)
+        except (ValueError, KeyError, TypeError):
+            continue  # a line a killed build left half-written
+    return tuple(out)
 
 
 def now() -> str:
