@@ -10,7 +10,7 @@ who is eligible to preempt, and which lower-priority pods may be victims.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Protocol
@@ -336,6 +336,30 @@ def filter_nodes(state: ClusterState, pod: Pod) -> tuple[dict[str, flt.Status], 
     return statuses, feasible, rejectors - {""}
 
 
+def dry_run(state: ClusterState, pod: Pod, plugin, now: datetime, statuses: dict[str, flt.Status],
+            units: dict | None = None) -> list[NodeVerdict]:
+    """Every node's verdict in the preemption's dry run (DryRunPreemption): an unresolvable node
+    is no candidate; each other one gets its victims (select_victims_on_node), and one where the
+    preemptor fits with every pod back is no candidate either: upstream takes that for an error
+    ("expected at least one victim pod on node"). The filters saw the same pods and turned the
+    node down, so only a dry run that sees a node otherwise than the filters did meets it; with no
+    candidate left, upstream's PostFilter then fails with that error."""
+    verdicts: list[NodeVerdict] = []
+    for node in state.nodes:
+        st = statuses[node.name]
+        if st.code == flt.UNRESOLVABLE:
+            verdicts.append(NodeVerdict(node.name, st, reason="not a candidate: " + ", ".join(st.reasons)
+                                        + " (UnschedulableAndUnresolvable)"))
+            continue
+        verdict = select_victims_on_node(state, pod, node, plugin, now, st,
+                                         None if units is None else units.get(node.name, []))
+        if verdict.candidate and not verdict.victims:
+            why = f'expected at least one victim pod on node "{node.name}"'
+            verdict = replace(verdict, candidate=False, reason=why, message_reasons=(why,))
+        verdicts.append(verdict)
+    return verdicts
+
+
 def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime,
             release: str = DEFAULT_RELEASE, gates: Gates = ()) -> Prediction:
     """One scheduling attempt of a pending pod: schedule, preempt, or stay pending. ``release`` and
@@ -362,15 +386,7 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
                           rejectors=rejectors)
 
     units = units_by_node(state, pod.priority, release, now) if as_groups else None
-    verdicts: list[NodeVerdict] = []
-    for node in state.nodes:
-        st = statuses[node.name]
-        if st.code == flt.UNRESOLVABLE:
-            verdicts.append(NodeVerdict(node.name, st, reason="not a candidate: " + ", ".join(st.reasons)
-                                        + " (UnschedulableAndUnresolvable)"))
-        else:
-            verdicts.append(select_victims_on_node(state, pod, node, plugin, now, st,
-                                                   None if units is None else units.get(node.name, [])))
+    verdicts = dry_run(state, pod, plugin, now, statuses, units)
     candidates = [v for v in verdicts if v.candidate]
     if not candidates:
         # The message names a node left out of the dry run as upstream does.

@@ -36,4 +36,31 @@ def restart(world: World, graceful: bool = False) -> World:
     return run_queue(world, pending)
 
 
-__all__ = ["restart"]
+def pause(world: World, seconds: float) -> World:
+    """The scheduler frozen for ``seconds`` (SIGSTOP): the cluster goes on (victims' grace periods
+    end, their pods are removed) but the scheduler neither sees nor does anything; when it goes on
+    its informers deliver what happened, each event wakes whom it wakes, and the flush that was
+    due runs, all at once."""
+    from datetime import timedelta
+
+    from .requeue import assigned_pod_gone
+    from .scheduler import run_queue
+    from .world import remove, wake
+
+    until = world.now + timedelta(seconds=seconds)
+    events = []
+    for pod in sorted((p for p in world.state.pods if p.deletion_timestamp is not None
+                       and p.deletion_timestamp <= until), key=lambda p: p.deletion_timestamp):
+        world = remove(world, pod.key)
+        if pod.node_name:
+            events.append(assigned_pod_gone(pod))
+    world = replace(world, now=until).note(f"the scheduler is frozen for {seconds:g} s: what happened meanwhile "
+                                           "reaches it when it goes on")
+    for event in events:
+        world = wake(world, event)
+    due = {k for k, at in world.parked if at + world.flush_after <= until}
+    world = replace(world, parked=tuple(p for p in world.parked if p[0] not in due))
+    return run_queue(world, due)
+
+
+__all__ = ["restart", "pause"]

@@ -158,6 +158,22 @@ class Kwokctl:
             raise KitError(f"kwokctl could not start {component} again (exit {out.returncode})",
                            logs=self.logs_of(component), detail=probes.tail(out.stdout + out.stderr))
 
+    def hold(self, component: str, seconds: float) -> None:
+        """Freeze a running component (SIGSTOP) for ``seconds`` and let it go on (SIGCONT): what
+        happens meanwhile waits in its connections and informers. It goes on whatever ends the
+        wait (a stop request included); a teardown's SIGKILL ends a frozen one anyway."""
+        pid = self.pids().get(component)
+        if pid is None or not self.alive(component):
+            raise KitError(f"{component} is not running, so it cannot be paused", logs=self.logs_of(component))
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            lifecycle.pause(seconds)
+        finally:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
     def stop(self) -> None:
         """Stop the cluster's processes and forget its state, keeping the work directory."""
         pids = self.pids()

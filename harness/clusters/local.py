@@ -179,6 +179,10 @@ class LocalCluster:
                                logs=self._kwokctl.logs_of("kube-scheduler"))
             lifecycle.pause(0.2)
 
+    def pause_scheduler(self, seconds: float) -> None:
+        """The scheduler under test frozen for ``seconds`` (SIGSTOP, then SIGCONT): a fault step."""
+        self._kwokctl.hold("kube-scheduler", seconds)
+
     def process_alive(self, component: str) -> bool:
         return self._kwokctl.alive(component)
 

@@ -25,7 +25,7 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 
 from harness import gates
 from harness.formats import common
-from harness.formats.common import PODS, Bytes, Name, ScenarioId, SpanField, Strict, dupes, field_path
+from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioId, SpanField, Strict, dupes, field_path
 from harness.formats.nodes import (KWOK_ONLY, NODE_ACTIONS, LabelNode, NodeSpec, ResizeNode, TaintNode,
                                    UntaintNode, node_errors)
 from harness.kube import NODE_STORAGE
@@ -133,7 +133,7 @@ class Expect(Strict):
 
 # Faults in the cluster under test: the kit must own the process, so such a scenario runs on a
 # local cluster of its own (harness/run/pods/placement.py).
-FAULT_ACTIONS = ("restartScheduler",)
+FAULT_ACTIONS = ("restartScheduler", "pauseScheduler")
 ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
            *NODE_ACTIONS, *FAULT_ACTIONS)
 
@@ -159,6 +159,8 @@ class Step(Strict):
     resizeNode: ResizeNode | None = None
     # kill: SIGKILL, as a crash; graceful: SIGTERM. Either way it is started again at once.
     restartScheduler: Literal["kill", "graceful"] | None = None
+    # Frozen (SIGSTOP) this long, then let go on (SIGCONT): the cluster goes on meanwhile.
+    pauseScheduler: Duration | None = None
     expect: Expect | None = None
     settle: SpanField | None = Field(
         default=None, description="how long after the action its outcome is looked at (or flush+N)"

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
-from reference.restart import restart
+from reference.restart import pause, restart
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
@@ -142,6 +142,8 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
         world = node_step(world, step)
     elif step.restartScheduler is not None:
         world = restart(world, graceful=step.restartScheduler == "graceful")
+    elif step.pauseScheduler is not None:
+        world = pause(world, step.pauseScheduler.total_seconds())
     return world
 
 

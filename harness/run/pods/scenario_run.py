@@ -26,7 +26,7 @@ from pathlib import Path
 from kubernetes.client.exceptions import ApiException
 
 from harness.errors import KitError
-from harness.formats.pods import Scenario, Step
+from harness.formats.pods import FAULT_ACTIONS, Scenario, Step
 from harness.host import lifecycle
 from harness.kube import Kube
 from harness.run.names import Names
@@ -183,11 +183,14 @@ class PodRun(ScenarioRun):
             self.starve(i, step, before, worlds[0])
             # One more pass of the kubelet's (10 s) and its clean-up must find nothing more to evict.
             quiet = PRESSURE_QUIET
-        elif step.restartScheduler is not None:
+        elif step.action in FAULT_ACTIONS:
             if self.scheduler is None:
-                raise KitError(f"{self.s.id}: steps[{i}].restartScheduler: the scheduler is shared with other "
+                raise KitError(f"{self.s.id}: steps[{i}].{step.action}: the scheduler is shared with other "
                                "scenarios here; a fault step runs only on a cluster of its own")
-            self.scheduler.restart_scheduler(graceful=step.restartScheduler == "graceful")
+            if step.restartScheduler is not None:
+                self.scheduler.restart_scheduler(graceful=step.restartScheduler == "graceful")
+            else:
+                self.scheduler.pause_scheduler(step.pauseScheduler.total_seconds())
         else:
             self.client.perform(step, self.cancel)
         at, at_wall = time.monotonic(), time.time()
