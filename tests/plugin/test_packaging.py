@@ -28,7 +28,7 @@ from tests.venvs import Venv, build_options, dependency_links, make_venv, ok as 
 REPO = Path(__file__).resolve().parents[2]
 # What a build of the kit reads from a checkout (pyproject.toml, setup.py and MANIFEST.in say how).
 SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "pytest_priority_conformance.py", "reference", "harness",
-           "conformance", "scenarios", "mutants", "kind-config.yaml")
+           "conformance", "scenarios", "mutants", "peers", "kind-config.yaml")
 SCENARIO = "preempt-basic.yaml"
 
 
@@ -83,7 +83,7 @@ def installed(tmp_path_factory) -> Installed:
 def test_the_wheel_carries_the_files_the_kit_reads_and_its_entry_points(installed):
     names = zipfile.ZipFile(installed.wheel).namelist()
     src = installed.src
-    data = [p.relative_to(src).as_posix() for top in ("scenarios", "mutants", "harness/gomod", "harness/data",
+    data = [p.relative_to(src).as_posix() for top in ("scenarios", "mutants", "peers", "harness/gomod", "harness/data",
                                                      "harness/site/templates")
             for p in (src / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     assert len(data) > 150, "the kit's data was not found"
