@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -86,8 +87,12 @@ def test_named_files_must_exist_and_the_scheduler_config_is_for_the_local_cluste
 
 
 def _suite(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    # Its own artifacts folder: the checkout's holds the user's last run (its run-summary.json,
+    # which the README's figures are generated from), and a unit test must not overwrite it.
+    with tempfile.TemporaryDirectory() as artifacts:
+        return subprocess.run([sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider",
+                               f"--artifacts={artifacts}", *args],
+                              cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("args, line", [
