@@ -286,3 +286,11 @@ def fits(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod] | No
     if not any(o.priority >= pod.priority and o.key != pod.key for o in state.nominated_to(node.name)):
         return True
     return run_filters(state, pod, node, resident, nominated=False, plugins=plugins).ok
+
+
+def rejector(state: ClusterState, pod: Pod, node: Node, status: Status) -> str:
+    """The filter plugin that turned ``node`` down: the first failing one, with the nominated pods
+    counted, else the one failing without them (RunFilterPluginsWithNominatedPods runs both)."""
+    if not status.ok:
+        return status.plugin
+    return run_filters(state, pod, node, nominated=False).plugin or status.plugin

@@ -20,7 +20,8 @@ from datetime import datetime
 
 from . import filter as flt
 from .objects import PREEMPT_NEVER, ClusterState, Pod, PodGroup
-from .preemption import filter_nodes, fit_error
+from .fit_error import fit_error
+from .preemption import filter_nodes
 from .release import GROUP_NOMINATED_WHERE_PLACED, GROUP_PLACEMENT_FIXED, GROUP_PRIORITY_MUST_MATCH, Gates, has, minor
 from .victim import Unit, split_by_pdb, victim_units
 

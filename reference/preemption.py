@@ -9,7 +9,6 @@ who is eligible to preempt, and which lower-priority pods may be victims.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
@@ -17,6 +16,7 @@ from typing import Protocol
 
 from . import filter as flt
 from .candidates import num_candidates, pick_nodes
+from .fit_error import NOT_HELPFUL, fit_error, summary
 from .objects import PREEMPT_NEVER, ClusterState, Node, Pod
 from .release import DEFAULT_RELEASE, LONE_PREEMPTOR_GROUP_VICTIMS, Gates, has
 from .toleration import DEFAULT_PREFIX, ClassMissing, Exemption, exempted_from_preemption
@@ -304,35 +304,12 @@ def select_victims_on_node(
     )
 
 
-NOT_HELPFUL = "Preemption is not helpful for scheduling"  # an UnschedulableAndUnresolvable node, in the message
-
-
-def _summary(statuses: list[str]) -> str:
-    """Each reason with how many nodes gave it, as FitError.Error writes them: the "count reason"
-    strings sorted as strings (so counts lead: "1 x" before "2 a")."""
-    counts = Counter(statuses)
-    return ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
-
-
-def fit_error(statuses: dict[str, flt.Status]) -> str:
-    """The filter phase's failure message: "0/N nodes are available: <count> <reason>, ..."."""
-    return f"0/{len(statuses)} nodes are available: " + _summary([r for s in statuses.values() for r in s.reasons]) + "."
-
-
-def rejector(state: ClusterState, pod: Pod, node: Node, status: flt.Status) -> str:
-    """The filter plugin that turned ``node`` down: the first failing one, with the nominated pods
-    counted, else the one failing without them (RunFilterPluginsWithNominatedPods runs both)."""
-    if not status.ok:
-        return status.plugin
-    return flt.run_filters(state, pod, node, nominated=False).plugin or status.plugin
-
-
 def filter_nodes(state: ClusterState, pod: Pod) -> tuple[dict[str, flt.Status], set[str], frozenset[str]]:
     """The filter phase of an attempt: each node's status, the feasible nodes, and the plugins
     that rejected some node (the pod's rejectors, should it be parked)."""
     statuses = {n.name: flt.run_filters(state, pod, n) for n in state.nodes}
     feasible = {n.name for n in state.nodes if statuses[n.name].ok and flt.fits(state, pod, n)}
-    rejectors = frozenset(rejector(state, pod, n, statuses[n.name]) for n in state.nodes if n.name not in feasible)
+    rejectors = frozenset(flt.rejector(state, pod, n, statuses[n.name]) for n in state.nodes if n.name not in feasible)
     return statuses, feasible, rejectors - {""}
 
 
@@ -396,7 +373,7 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
         return Prediction(
             pod.key, "unschedulable", nominated_node="", per_node=tuple(verdicts),
             reasons=("no node can make room by preemption",),
-            message=f"{filter_msg} preemption: 0/{n} nodes are available: {_summary(reasons)}.",
+            message=f"{filter_msg} preemption: 0/{n} nodes are available: {summary(reasons)}.",
             retry_not_before=min(ends) if ends else None, rejectors=rejectors,
         )
     potential = sum(1 for v in verdicts if v.filter.code != flt.UNRESOLVABLE)

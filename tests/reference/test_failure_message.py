@@ -3,7 +3,7 @@ TestPostFilter, v1.35.8; framework/types.go FitError.Error)."""
 
 from __future__ import annotations
 
-from reference.preemption import _summary
+from reference.fit_error import summary as _summary
 
 
 def test_reasons_are_counted_and_sorted_as_count_reason_strings():
