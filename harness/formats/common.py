@@ -267,6 +267,29 @@ def describe(e: ValidationError, raw=None) -> str:
 M = TypeVar("M", bound=BaseModel)
 
 
+def load_list(path: Path, model: type[M], what: str) -> list[M]:
+    """A file holding a YAML list of ``model`` entries (an index: the mutants' rules, the peer
+    cases), each with an ``id``: one KitError naming the file, the entry and the field, and one
+    for an id listed twice."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+        if not isinstance(raw, list):
+            raise TypeError("not a list")
+    except (OSError, yaml.YAMLError, TypeError) as e:
+        raise KitError(f"{path}: cannot be read as a list of {what}: {e}") from None
+    out = []
+    for i, r in enumerate(raw):
+        try:
+            out.append(model.model_validate(r))
+        except ValidationError as e:
+            name = r.get("id") if isinstance(r, dict) and isinstance(r.get("id"), str) else f"[{i}]"
+            raise KitError(f"{path}: {name}: {describe(e, r)}") from None
+    ids = [getattr(x, "id") for x in out]
+    if len(set(ids)) != len(ids):
+        raise KitError(f"{path}: id: {sorted({i for i in ids if ids.count(i) > 1})} listed twice")
+    return out
+
+
 def load_model(path: str | Path, model: type[M], kind: str | None = None) -> M:
     """One file as ``model``; its ``id`` must be its file name. With ``kind``, a file of another
     kind is named as such rather than as a pile of unknown fields."""

@@ -12,12 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness import FILES, SCENARIOS
 from harness.errors import KitError
-from harness.formats.common import NAME, ScenarioError, describe, load_model
+from harness.formats.common import NAME, ScenarioError, load_list, load_model
 from harness.targets import BUILDS
 
 MUTANTS = FILES / "mutants"
@@ -107,22 +106,7 @@ def load_rules(directory: Path = MUTANTS, scenarios: Path = SCENARIOS) -> list[R
     ``scenarios`` (a pod scenario: ``<id>.yaml``), else the error names the index, the rule and
     the scenario."""
     path = index_path(directory)
-    try:
-        raw = yaml.safe_load(path.read_text())
-        if not isinstance(raw, list):
-            raise TypeError("not a list")
-    except (OSError, yaml.YAMLError, TypeError) as e:
-        raise KitError(f"{path}: cannot be read as a list of rules: {e}") from None
-    rules = []
-    for i, r in enumerate(raw):
-        try:
-            rules.append(Rule.model_validate(r))
-        except ValidationError as e:
-            rule = r.get("id") if isinstance(r, dict) and isinstance(r.get("id"), str) else f"[{i}]"
-            raise KitError(f"{path}: {rule}: {describe(e, r)}") from None
-    ids = [r.id for r in rules]
-    if len(set(ids)) != len(ids):
-        raise KitError(f"{path}: id: {sorted({i for i in ids if ids.count(i) > 1})} listed twice")
+    rules = load_list(path, Rule, "rules")
     for r in rules:
         missing = [s for s in r.scenarios if not (scenarios / f"{s}.yaml").is_file()]
         if missing:

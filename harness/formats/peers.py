@@ -12,12 +12,11 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness import FILES, REPO, SCENARIOS
 from harness.errors import KitError
-from harness.formats.common import describe
+from harness.formats.common import load_list
 
 PEERS = FILES / "peers" / "upstream-cases.yaml"
 PROJECTS = ("kubernetes", "scheduler-plugins", "karmada")
@@ -55,30 +54,16 @@ class PeerCase(BaseModel):
 
 
 def load(path: Path = PEERS, scenarios: Path = SCENARIOS, tests_root: Path = REPO) -> list[PeerCase]:
-    try:
-        raw = yaml.safe_load(path.read_text())
-        if not isinstance(raw, list):
-            raise TypeError("not a list")
-    except (OSError, yaml.YAMLError, TypeError) as e:
-        raise KitError(f"{path}: cannot be read as a list of upstream cases: {e}") from None
-    out: list[PeerCase] = []
+    out = load_list(path, PeerCase, "upstream cases")
     known = {p.stem for p in [*scenarios.glob("*.yaml"), *scenarios.glob("karmada/*.yaml")]}
-    for i, r in enumerate(raw):
-        name = r.get("id") if isinstance(r, dict) and isinstance(r.get("id"), str) else f"[{i}]"
-        try:
-            c = PeerCase.model_validate(r)
-        except ValidationError as e:
-            raise KitError(f"{path}: {name}: {describe(e, r)}") from None
+    for c in out:
+        name = c.id
         if c.expressible == "no" and not c.reason:
             raise KitError(f"{path}: {name}: reason: a case the kit cannot express says why")
         if c.matches and c.matches not in known:
             raise KitError(f"{path}: {name}: matches: no catalogue scenario {c.matches!r}")
         if c.test and not _test_exists(tests_root, c.test):
             raise KitError(f"{path}: {name}: test: {c.test!r} names no test function of the kit")
-        out.append(c)
-    ids = [c.id for c in out]
-    if len(set(ids)) != len(ids):
-        raise KitError(f"{path}: id: {sorted({i for i in ids if ids.count(i) > 1})[:5]} listed twice")
     return out
 
 

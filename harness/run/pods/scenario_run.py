@@ -175,7 +175,8 @@ class PodRun(ScenarioRun):
             worlds = sched.branches(before, lambda w: apply_step(w, step))
             # The flush runs every 30 s: a pod due for it is retried any time in that period.
             late = sched.branches(replace(before, flush_late=True), lambda w: apply_step(w, step))
-            worlds += [w for w in late if sched.view(w) not in [sched.view(x) for x in worlds]]
+            seen = [sched.view(x) for x in worlds]
+            worlds += [w for w in late if sched.view(w) not in seen]
         except NodeNotEmpty as e:
             raise KitError(f"{self.s.id}: steps[{i}].deleteNode: {e}") from None
         quiet = QUIET
