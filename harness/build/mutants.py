@@ -73,6 +73,13 @@ def _pristine(module: str, version: str, src_root: Path) -> Path:
     return dest
 
 
+def patch_key(m: Patch, wrapper: str) -> str:
+    """A key naming the patch: the module's version, the file and its patched text."""
+    text = patched(m, source_file(m, wrapper).read_text())
+    version = pins.module_versions(wrapper)[m.module]
+    return hashlib.sha256(f"{m.module}@{version}\0{m.file}\0{text}".encode()).hexdigest()[:16]
+
+
 def source_tree(m: Patch, build: str, wrapper: str) -> tuple[Path, str]:
     """A private copy of ``wrapper`` (the module ``build``'s scheduler comes from) whose go.mod
     points the mutated module at a patched copy of it; and a key naming the patch. The pinned
@@ -81,7 +88,7 @@ def source_tree(m: Patch, build: str, wrapper: str) -> tuple[Path, str]:
     text = patched(m, src.read_text())
     version = pins.module_versions(wrapper)[m.module]
     module_root = src.parents[len(Path(m.file).parts) - 1]
-    key = hashlib.sha256(f"{m.module}@{version}\0{m.file}\0{text}".encode()).hexdigest()[:16]
+    key = patch_key(m, wrapper)
     d = toolchain.cache_root() / "mutants" / f"{m.id}-{build}-{key}"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
@@ -106,6 +113,10 @@ def source_tree(m: Patch, build: str, wrapper: str) -> tuple[Path, str]:
 
 def binary(m: Patch, build: str, wrapper: str, package: str) -> Path:
     """The mutant's scheduler binary: ``package`` of ``wrapper`` built with the patch."""
+    # A built one is found by its key alone: copying the module tree for nothing costs seconds a mutant.
+    built = toolchain.variant_binary(wrapper, package, patch_key(m, wrapper), f"mutant-{m.id}-{build}")
+    if built.is_file():
+        return built
     wrapper_dir, key = source_tree(m, build, wrapper)
     try:
         return toolchain.ensure_variant(wrapper, package, wrapper_dir, key, f"mutant-{m.id}-{build}")

@@ -240,14 +240,19 @@ def ensure_module(module: str, go: str | None = None, go_version: str | None = N
     return paths
 
 
+def variant_binary(module: str, package: str, content_key: str, label: str) -> Path:
+    """Where ``ensure_variant`` keeps that binary (built or not)."""
+    target = cache_root() / "bin" / "variants" / f"{label}-{cache_key(module, _go_version(go_binary()))}-{content_key[:12]}"
+    return target / _binary_name(package, component(module).prefix)
+
+
 def ensure_variant(module: str, package: str, wrapper_dir: Path, content_key: str, label: str) -> Path:
     """One binary of a wrapper module built from a private copy of that module's directory
     (its go.mod may replace a dependency with a patched local copy: a seeded bug, say).
     Cached by the module's key and ``content_key``, which must name everything changed."""
     go = go_binary()
-    go_version = _go_version(go)
-    target = cache_root() / "bin" / "variants" / f"{label}-{cache_key(module, go_version)}-{content_key[:12]}"
-    path = target / _binary_name(package, component(module).prefix)
+    path = variant_binary(module, package, content_key, label)
+    target = path.parent
     if path.is_file():
         return path
     with build_lock(f"variant-{label}", target.name):
