@@ -48,6 +48,7 @@ class WatchFeed:
         self.list_call, self.args, self.sink, self.what = list_call, args, sink, what
         self.error: Exception | None = None
         self._failing_since: float | None = None
+        self.relisted = 0  # lists after the first (a 410): the versions in such a gap are lost
         self._last: dict[str, Any] = {}  # name -> the last version delivered
         self._stop = threading.Event()
         self._watch: watch.Watch | None = None
@@ -88,6 +89,7 @@ class WatchFeed:
                 if e.status == GONE:
                     try:
                         self._rv = self._list()
+                        self.relisted += 1
                         continue
                     except Exception as again:
                         e = again

@@ -20,6 +20,7 @@ from kubernetes import client
 from harness.errors import KitError
 from harness.host import lifecycle
 from harness.kube import Kube, disrupted_by_preemption
+from harness.run.pods.invariants import History
 from harness.run.record import WatchFeed
 
 
@@ -72,6 +73,17 @@ class PodLog:
 
     def check(self) -> None:
         """Raise if the history can no longer be trusted."""
+
+    @property
+    def complete(self) -> bool:
+        """Every version is here: the watch never lost its place."""
+        return True
+
+    def history(self) -> History:
+        """The record as the history rules read it (harness.run.pods.invariants)."""
+        with self._cond:
+            versions = tuple(self.versions)
+        return History(versions, tuple(self.preempted_events()), self.complete)
 
     def pods(self) -> list[client.V1Pod]:
         """The pods that exist now, at their latest recorded version, by name (as a list call orders them)."""
@@ -127,6 +139,11 @@ class PodLog:
                     raise lifecycle.StopRequested()
                 self._cond.wait(min(left, 0.5))
 
+    def wait_beyond(self, count: int, timeout: float) -> None:
+        """Return once more than ``count`` versions are recorded, or after ``timeout`` seconds."""
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.versions) > count, timeout)
+
     def lines(self) -> list[str]:
         """The history as a failing scenario's artifact shows it."""
         with self._cond:
@@ -151,6 +168,10 @@ class PodHistory(PodLog):
     def check(self) -> None:
         for f in self._feeds:
             f.check()
+
+    @property
+    def complete(self) -> bool:
+        return not any(f.relisted for f in self._feeds)
 
     def close(self) -> None:
         for f in self._feeds:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.formats.pods import Scenario
 from harness.run.pods.faults import Fault
+from harness.run.pods.invariants import Violation
 from harness.run.pods.expectation import Mismatch
 from reference.scheduler import PodView
 
@@ -39,6 +40,7 @@ class StepRecord:
     # the action, the views it predicts from that moment), for the timeline's thin bars.
     acted_at: float | None = None
     course: list[tuple[float, dict[str, PodView]]] = field(default_factory=list)
+    fault: str = ""  # what the step's during: fault did (at which recorded version), or why it did not
 
 
 @dataclass
@@ -53,10 +55,13 @@ class Result:
     unmet: str = ""  # a need the run could not meet (a feature gate the release lacks): not run
     gates: str = ""  # the feature gates and runtime-config its cluster ran with, when not the defaults
     timings: list[dict] = field(default_factory=list)  # one record per preemption (run.pods.timings)
+    # Rules of the whole history it broke (run.pods.invariants): differences, whatever the looks showed.
+    violations: list[Violation] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.error and not any(s.mismatches or s.expect_mismatches or self._failing(s) for s in self.steps)
+        return not self.error and not self.violations and not any(
+            s.mismatches or s.expect_mismatches or self._failing(s) for s in self.steps)
 
     @staticmethod
     def _failing(step: StepRecord) -> list[Fault]:
@@ -68,14 +73,16 @@ class Result:
         against the build; the differences beside it are usually its own consequences (the 1.34
         race preempts on a second node, so pods differ there too), so they are no evidence of
         anything else, such as a seeded bug."""
-        return not self.error and (any(self._failing(s) for s in self.steps) or self.explained_by_known_fault)
+        # A broken history rule is evidence of its own: no known race breaks one.
+        return not self.error and not self.violations and (any(self._failing(s) for s in self.steps)
+                                                           or self.explained_by_known_fault)
 
     @property
     def explained_by_known_fault(self) -> bool:
         """The outcome differs, and a known bug of this build and release that changes outcomes
         (the two-node race before 1.35) shows in the events: its consequences, not the build's
         own difference from the spec. Reported by name (xfail), never as a pass."""
-        return (not self.ok and not self.error and not any(self._failing(s) for s in self.steps)
+        return (not self.ok and not self.error and not self.violations and not any(self._failing(s) for s in self.steps)
                 and any(f.changes_outcome for f in self.known_faults))
 
     @property
@@ -92,10 +99,13 @@ class Result:
             lines.append(f"error: {self.error}")
         if self.fault_only:
             lines.append(FAULT_ONLY)
+        lines += [f"HISTORY RULE BROKEN: {v}" for v in self.violations]
         for s in self.steps:
             if not (s.mismatches or s.expect_mismatches or self._failing(s)):
                 continue
             lines.append(f"step {s.index} ({s.action}):")
+            if s.fault:
+                lines.append(f"  fault: {s.fault}")
             if s.out_of_time:
                 lines.append(f"  OUT OF TIME: the step was watched {s.waited:.1f} s, but the model puts its outcome "
                              f"{s.predicted_at:.1f} s after the action")

@@ -35,7 +35,7 @@ def cause(result: Result, build: str, release: str = DEFAULT_RELEASE) -> Cause |
         return Cause.FAULT
     if not result.scenario.applies_to(build, release) and result.ok:
         return Cause.UNEXPECTED_PASS
-    differs = any(s.mismatches or s.expect_mismatches for s in result.steps)
+    differs = bool(result.violations) or any(s.mismatches or s.expect_mismatches for s in result.steps)
     return Cause.DIFFERENCE if differs or not result.error else Cause.KIT_ERROR
 
 
