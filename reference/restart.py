@@ -36,6 +36,26 @@ def restart(world: World, graceful: bool = False) -> World:
     return run_queue(world, pending)
 
 
+def partly_written(world: World, preemptor: str, undone: frozenset[str], nomination_lost: bool) -> World:
+    """The world a preemption leaves when the scheduler stops between its API writes: the
+    ``undone`` victims marked (DisruptionTarget) but never deleted, and, if ``nomination_lost``,
+    the preemptor's nomination never written. The writes are not ordered (v1.35.8
+    ``preemption.go`` prepareCandidateAsync: a goroutine deletes every victim but the last in
+    parallel, then the last, while the scheduling goroutine writes the nomination), so any of
+    them may be missing. Each undone victim keeps running and stays a victim (its mark)."""
+    pods = []
+    for p in world.state.pods:
+        if p.key in undone:
+            p = p.with_(deletion_timestamp=None)
+        elif p.key == preemptor and nomination_lost:
+            p = p.with_(nominated_node_name="")
+        pods.append(p)
+    lost = ", ".join(sorted(undone)) or "none"
+    world = replace(world, state=replace(world.state, pods=tuple(pods)))
+    return world.note(f"the scheduler stopped between the preemption's writes: victims not deleted: {lost}; "
+                      + ("the nomination was not written" if nomination_lost else "the nomination was written"))
+
+
 def pause(world: World, seconds: float) -> World:
     """The scheduler frozen for ``seconds`` (SIGSTOP): the cluster goes on (victims' grace periods
     end, their pods are removed) but the scheduler neither sees nor does anything; when it goes on
@@ -63,4 +83,4 @@ def pause(world: World, seconds: float) -> World:
     return run_queue(world, due)
 
 
-__all__ = ["restart", "pause"]
+__all__ = ["partly_written", "restart", "pause"]

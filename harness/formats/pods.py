@@ -138,6 +138,30 @@ ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass"
            *NODE_ACTIONS, *FAULT_ACTIONS)
 
 
+# Named points of a preemption, as the recorded history shows them: a victim carries
+# DisruptionTarget (PreemptionByScheduler), a victim is terminating, the step's pod is
+# nominated, a victim is gone (its preemptor not yet bound, unless the scheduler was quicker).
+POINTS = ("victimMarked", "victimDeleting", "nominated", "victimGone")
+
+
+class DuringFault(Strict):
+    """A fault injected while the step's action plays out, the moment the history first shows ``at``."""
+
+    restartScheduler: Literal["kill", "graceful"] | None = None
+    pauseScheduler: Duration | None = None
+    at: Literal[POINTS]  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def one_fault(self) -> DuringFault:
+        if (self.restartScheduler is None) == (self.pauseScheduler is None):
+            raise ValueError("during: takes exactly one of restartScheduler, pauseScheduler")
+        return self
+
+    @property
+    def action(self) -> str:
+        return "restartScheduler" if self.restartScheduler is not None else "pauseScheduler"
+
+
 class Step(Strict):
     """Exactly one action per step."""
 
@@ -161,6 +185,8 @@ class Step(Strict):
     restartScheduler: Literal["kill", "graceful"] | None = None
     # Frozen (SIGSTOP) this long, then let go on (SIGCONT): the cluster goes on meanwhile.
     pauseScheduler: Duration | None = None
+    # A fault at a named point of what the action starts (a preemption): see DuringFault.
+    during: DuringFault | None = None
     expect: Expect | None = None
     settle: SpanField | None = Field(
         default=None, description="how long after the action its outcome is looked at (or flush+N)"
@@ -174,6 +200,9 @@ class Step(Strict):
             raise ValueError(f"a step does one thing; this one has {', '.join(actions)}")
         if not actions and self.expect is None:
             raise ValueError("a step needs an action or an expect")
+        if self.during is not None and (not actions or actions[0] in FAULT_ACTIONS or actions[0] == "wait"):
+            raise ValueError("during: goes with an action that starts something (createPod, deletePod, a node step...), "
+                             f"not {actions[0] if actions else 'a step without one'}")
         return self
 
     @property
@@ -333,8 +362,9 @@ class Scenario(Strict):
 
     @property
     def faults(self) -> tuple[str, ...]:
-        """The fault steps it takes (restartScheduler): they need the scheduler's process."""
-        return tuple(s.action for s in self.steps if s.action in FAULT_ACTIONS)
+        """The faults it injects (restartScheduler, a during: fault): they need the scheduler's process."""
+        return tuple(s.action if s.action in FAULT_ACTIONS else f"during.{s.during.action}"
+                     for s in self.steps if s.action in FAULT_ACTIONS or s.during is not None)
 
     @property
     def needs_kwok(self) -> str:

@@ -46,7 +46,7 @@ class Cause(str, Enum):
 
 # The JUnit properties a scenario test carries. A fault's name may hold a comma ("one preemptor,
 # victims on two nodes"), so each named fault is a property of its own.
-VERDICT, CAUSE, FAULTS = "verdict", "cause", "faults"
+VERDICT, CAUSE, FAULTS, INJECTED = "verdict", "cause", "faults", "injected"
 
 
 def _enum(kind, value):
@@ -63,11 +63,12 @@ class Recorded:
     verdict: Verdict | None = None  # None: the test records none (the smoke test), or a report older than records
     cause: Cause | None = None  # for a FAIL: what it rests on
     faults: tuple[str, ...] = ()  # the scheduler faults named in its events
+    injected: tuple[str, ...] = ()  # the faults the kit injected (a during: fault's point and moment), for people
 
     def properties(self) -> list[tuple[str, str]]:
         out = [(VERDICT, self.verdict.value)] if self.verdict is not None else []
         out += [(CAUSE, self.cause.value)] if self.cause is not None else []
-        return out + [(FAULTS, f) for f in self.faults]
+        return out + [(FAULTS, f) for f in self.faults] + [(INJECTED, f) for f in self.injected]
 
     @classmethod
     def of(cls, properties: Iterable[tuple[str, object]]) -> Recorded:
@@ -75,7 +76,7 @@ class Recorded:
         pairs = [(str(k), str(v)) for k, v in properties]
         last = dict(pairs)
         return cls(_enum(Verdict, last.get(VERDICT)), _enum(Cause, last.get(CAUSE)),
-                   tuple(v for k, v in pairs if k == FAULTS))
+                   tuple(v for k, v in pairs if k == FAULTS), tuple(v for k, v in pairs if k == INJECTED))
 
 
 # --- test ids ---------------------------------------------------------------------------

@@ -33,3 +33,16 @@ def test_a_restart_keeps_nominations_and_terminating_victims():
     assert not after.predictions[-1].victims, "no second preemption while its victim terminates"
     done = sched.advance(after, T0 + timedelta(seconds=31), flush=False)
     assert done.state.pod_keyed("default/preemptor").node_name == "n1"
+
+
+def test_a_preemption_cut_short_leaves_its_undone_victims_marked_and_running_and_they_go_later():
+    from reference.restart import partly_written
+
+    w = sched.create_pod(world(pod("victim", 1, cls="low", on="n1", termination_grace_seconds=30)),
+                         pod("preemptor", 100, cls="high"))
+    cut = partly_written(w, "default/preemptor", frozenset({"default/victim"}), nomination_lost=True)
+    assert not cut.state.pod_keyed("default/victim").terminating and "default/victim" in cut.preempted
+    assert cut.state.pod_keyed("default/preemptor").nominated_node_name == ""
+    after = restart(cut)
+    assert after.state.pod_keyed("default/victim").terminating, "the restarted scheduler preempts it again"
+    assert after.state.pod_keyed("default/preemptor").nominated_node_name == "n1"

@@ -83,3 +83,26 @@ def test_group_members_and_pods_the_scenario_deletes_are_left_to_the_rules_that_
 
     assert rules(replace(history(victim_priority=1000), grouped=frozenset({"victim"}))) == []
     assert rules(replace(history(mark=False), deleted=frozenset({"victim"}))) == []
+
+
+def test_the_fault_variants_of_a_step_follow_its_point():
+    from harness.formats.pods import Scenario
+    from harness.run.pods.expectation import Partial, fault_variants, simulate
+
+    def variants(at):
+        s = Scenario.model_validate({
+            "id": "x", "title": "t", "spec": "s", "areas": ["preemption"],
+            "priorityClasses": [{"name": "low", "value": 1}, {"name": "high", "value": 9}],
+            "nodes": [{"name": "n1", "slots": 2}],
+            "pods": [{"name": "v1", "class": "low", "node": "n1"}, {"name": "v2", "class": "low", "node": "n1"}],
+            "steps": [{"createPod": {"name": "p", "class": "high", "slots": 2},
+                       "during": {"restartScheduler": "kill", "at": at}}]})
+        return fault_variants(simulate(s, "upstream")[0], s.steps[0])
+
+    two = frozenset({"default/v1", "default/v2"})
+    marked = variants("victimMarked")
+    assert marked[0] is None and Partial("default/p", two, True) in marked and len(marked) == 8
+    deleting = variants("victimDeleting")
+    assert all(v is None or v.undone != two for v in deleting) and len(deleting) == 6
+    assert all(v is None or not v.nomination_lost for v in variants("nominated"))
+    assert variants("victimGone") == [None]

@@ -189,3 +189,15 @@ def test_first_waits_for_a_version_fed_later():
     assert log.first("late", lambda v: bool(v.pod.spec.node_name), 5, "the late pod").pod.metadata.name == "late"
     with pytest.raises(KitError, match="timed out after 0 s waiting for never; versions of never seen: none"):
         log.first("never", lambda v: True, 0.1, "never")
+
+
+def test_preempting_again_after_the_kit_restarted_the_scheduler_is_no_fault():
+    from datetime import timedelta
+
+    log = PodLog()
+    for i, node in enumerate(("n1", "n2")):
+        e = event(f"v{i}.1", "Preempted", f"v{i}", f"Preempted by pod u1 on node {node}")
+        e.event_time = T0 + timedelta(seconds=10 * i)
+        log.add_event("ADDED", e)
+    assert [f.name for f in check.faults(log, "1.35", "upstream")] == ["one preemptor, victims on two nodes"]
+    assert check.faults(log, "1.35", "upstream", (T0 + timedelta(seconds=5),)) == []

@@ -90,9 +90,10 @@ def was_attempted(log: PodLog, name: str) -> bool:
     return condition(pod, "PodScheduled") is not None  # True (bound) or False (tried and failed)
 
 
-def faults(log: PodLog, release: str, build: str) -> list[Fault]:
-    """What no specification allows, named, with the events that show it."""
-    return preempted_again(log.preempted_events(), release, build, displaced(log))
+def faults(log: PodLog, release: str, build: str, restarts: tuple[datetime, ...] = ()) -> list[Fault]:
+    """What no specification allows, named, with the events that show it; ``restarts``: when the
+    kit restarted the scheduler."""
+    return preempted_again(log.preempted_events(), release, build, displaced(log), restarts)
 
 
 def displaced(log: PodLog) -> frozenset[str]:

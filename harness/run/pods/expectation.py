@@ -8,11 +8,12 @@ what the cluster showed.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import combinations
 from datetime import datetime, timedelta, timezone
 
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
-from reference.restart import pause, restart
+from reference.restart import partly_written, pause, restart
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
@@ -20,7 +21,7 @@ from reference.scheduler import PodView, World
 from harness.formats.common import ScenarioError
 from harness.formats.nodes import NODE_ACTIONS, after, node_named
 from harness.formats.pod_model import from_node, initial_state, to_class, to_node, to_pdb, to_pod
-from harness.formats.pods import Expect, Scenario, Step
+from harness.formats.pods import DuringFault, Expect, Scenario, Step
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -34,9 +35,10 @@ def settle(world: World) -> World:
     raise RuntimeError("the model did not settle after 100 rounds of terminations")
 
 
-def apply_step(world: World, step: Step, namespace: str = "default") -> World:
-    """One scenario step on the model world, settled."""
-    world = act(world, step, namespace)
+def apply_step(world: World, step: Step, namespace: str = "default", partial: Partial | None = None) -> World:
+    """One scenario step on the model world, settled; ``partial``: which of a preemption's writes
+    a during: fault cut short (``fault_variants``)."""
+    world = act_and_fault(world, step, namespace, partial)
     if step.settle is not None:
         # The outcome is looked at this long after the action, mid-way if need be.
         return sched.advance(world, world.now + step.settle.at(world.flush_after), flush=False)
@@ -48,7 +50,7 @@ def trajectory(world: World, step: Step, namespace: str = "default") -> list[tup
     views) right after the action and at each moment a terminating pod is predicted gone, up to
     the moment apply_step looks at. Where ties let the scheduler choose, ``world.choices`` picks
     the branch."""
-    world = act(world, step, namespace)
+    world = act_and_fault(world, step, namespace)
     start = world.now  # the runner's clock starts once the action is done (a wait step's too)
     until = world.now + step.settle.at(world.flush_after) if step.settle is not None else None
     return [(0.0, sched.view(world))] + [((w.now - start).total_seconds(), sched.view(w)) for w in course(world, until)]
@@ -145,6 +147,81 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
     elif step.pauseScheduler is not None:
         world = pause(world, step.pauseScheduler.total_seconds())
     return world
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A preemption's writes cut short by a during: fault (reference.restart.partly_written)."""
+
+    preemptor: str
+    undone: frozenset[str]  # victims marked but not deleted
+    nomination_lost: bool
+
+
+def act_and_fault(world: World, step: Step, namespace: str = "default", partial: Partial | None = None) -> World:
+    """The step's action, and the fault ``during:`` injects at its point if the point comes."""
+    after = act(world, step, namespace)
+    if step.during is None or not point_reached(world, after, step):
+        return after
+    if partial is not None:
+        after = partly_written(after, partial.preemptor, partial.undone, partial.nomination_lost)
+    return inject(after, step.during)
+
+
+MAX_VICTIMS = 3  # more victims than this: only the writes done, or none of the later ones
+
+
+def fault_variants(before: World, step: Step, namespace: str = "default") -> list[Partial | None]:
+    """Which of the action's preemption writes a during: fault may find missing, by its point:
+    None (all written) first. At victimMarked any victim's deletion and the nomination may be
+    missing; at victimDeleting at least one victim is deleting; at nominated the nomination is
+    written. At victimGone every write is long done."""
+    if step.during is None or step.during.at == "victimGone":
+        return [None]
+    after = act(before, step, namespace)
+    if not point_reached(before, after, step):
+        return [None]
+    already = {p.key for p in before.state.pods if p.terminating}
+    victims = sorted(p.key for p in after.state.pods if p.terminating and p.key not in already)
+    preemptor = next((p.key for p in after.state.pods if p.nominated_node_name and not p.node_name
+                      and (step.createPod is None or p.name == step.createPod.name)), "")
+    subsets = ([frozenset(c) for n in range(len(victims) + 1) for c in combinations(victims, n)]
+               if len(victims) <= MAX_VICTIMS else [frozenset(victims[1:])])
+    if step.during.at == "victimDeleting":
+        subsets = [u for u in subsets if len(u) < len(victims)]
+    lost = (False,) if step.during.at == "nominated" or not preemptor else (False, True)
+    out: list[Partial | None] = [None]
+    out += [Partial(preemptor, u, nl) for u in subsets for nl in lost if u or nl]
+    return out
+
+
+def point_reached(before: World, after: World, step: Step) -> bool:
+    """Whether the action leads to the fault's point. The model's preemption writes its victims'
+    marks and deletions and the preemptor's nomination at once, so each point is reached or not
+    by the action itself."""
+    assert step.during is not None
+    if step.during.at == "nominated":
+        pod = step.createPod.name if step.createPod else None
+        return any(p.nominated_node_name and not p.node_name and (pod is None or p.name == pod)
+                   for p in after.state.pods)
+    already = {p.key for p in before.state.pods if p.terminating}
+    return any(p.terminating and p.key not in already for p in after.state.pods)
+
+
+def inject(world: World, fault: DuringFault) -> World:
+    """The fault at its point. A kill between the preemption's writes leaves some undone; the
+    restarted scheduler tries the preemptor again from the same state and makes the same
+    choice, so the model lets the writes come first. At victimGone the world is the moment the
+    first victim is predicted gone (the model binds the preemptor in that moment: a scheduler
+    restarted just before it binds binds it once it is back)."""
+    if fault.at == "victimGone":
+        ends = [p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None]
+        if ends:
+            world = sched.advance(world, min(ends), flush=False)
+    if fault.restartScheduler is not None:
+        return restart(world, graceful=fault.restartScheduler == "graceful")
+    assert fault.pauseScheduler is not None
+    return pause(world, fault.pauseScheduler.total_seconds())
 
 
 def node_step(world: World, step: Step) -> World:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from reference.preemption import PLUGINS
 from reference.release import ONE_PREEMPTION_AT_A_TIME, DEFAULT_RELEASE, has
@@ -29,7 +30,7 @@ class Fault:
 
 
 def preempted_again(events: list, release: str = DEFAULT_RELEASE, build: str = "upstream",
-                    displaced: frozenset[str] = frozenset()) -> list[Fault]:
+                    displaced: frozenset[str] = frozenset(), restarts: tuple[datetime, ...] = ()) -> list[Fault]:
     """A preemptor that preempted and waits on its nominated node for its victims to go must not
     preempt again meanwhile (semantics.md 3, eligibility). Read from the Preempted events
     ("Preempted by pod UID on node N"): victims on a second node change the outcome; the same
@@ -40,17 +41,22 @@ def preempted_again(events: list, release: str = DEFAULT_RELEASE, build: str = "
 
     ``displaced``: the UIDs of preemptors whose nomination was cleared meanwhile (a higher
     preemptor took their node): preempting again elsewhere is then what the spec asks
-    (queue-cleared-nomination-retried-at-once), not the race."""
-    by_preemptor: dict[str, list[tuple[str, str, str]]] = {}
+    (queue-cleared-nomination-retried-at-once), not the race.
+
+    ``restarts``: when the kit restarted the scheduler (a fault). A restarted scheduler forgets
+    what it preempted, so preempting again after a restart is what the spec allows
+    (reference/restart.py): each preemptor's victims are judged per scheduler run."""
+    by_preemptor: dict[tuple[str, int], list[tuple[str, str, str]]] = {}
     for e in events:
         m = PREEMPTED_BY.search(e.message or "")
         if m:
             when = e.event_time or e.first_timestamp or e.last_timestamp
             stamp = when.strftime("%H:%M:%S.%f")[:-3] if when else "?"
-            by_preemptor.setdefault(m.group(1), []).append((stamp, e.involved_object.name, m.group(2)))
+            run = sum(1 for r in restarts if when is not None and r <= when)
+            by_preemptor.setdefault((m.group(1), run), []).append((stamp, e.involved_object.name, m.group(2)))
     out = []
     fixed = has(release, ONE_PREEMPTION_AT_A_TIME) and PLUGINS[build].asynchronous
-    for uid, victims in sorted(by_preemptor.items()):
+    for (uid, _), victims in sorted(by_preemptor.items()):
         related = next((e.related.name for e in events if e.related is not None and e.related.uid == uid), uid)
         seen = f"{related} preempted " + ", ".join(f"{v} on {n} at {t}" for t, v, n in sorted(victims))
         if len({node for _, _, node in victims}) > 1 and uid not in displaced:

@@ -30,11 +30,11 @@ from harness.formats.pods import FAULT_ACTIONS, Scenario, Step
 from harness.host import lifecycle
 from harness.kube import Kube
 from harness.run.names import Names
-from harness.run.pods import check
+from harness.run.pods import check, invariants, points
 from harness.run.pods.act import PodClient
 from harness.run.pods.archive import Archive, keep_failure, keep_timeline
-from harness.run.pods.expectation import (apply_step, check_expect, due_first, later_states, retried_after_failure,
-                                          trajectory)
+from harness.run.pods.expectation import (apply_step, check_expect, due_first, fault_variants, later_states,
+                                          retried_after_failure, trajectory)
 from harness.run.pods.history import PodHistory
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.place import claim_nodes, place_initial_pods
@@ -68,6 +68,7 @@ class Acted:
     quiet: float  # how long a settled outcome must hold
     at: float  # time.monotonic() when the action ended
     at_wall: float  # the same moment, time.time()
+    fault: str = ""  # what a during: fault did
 
 
 class PodRun(ScenarioRun):
@@ -89,6 +90,7 @@ class PodRun(ScenarioRun):
         # The cluster whose scheduler this run may restart (a fault step): set only on a cluster of
         # its own (harness/run/pods/batch.py), never on one shared with other scenarios.
         self.scheduler = None
+        self.restarts: list[datetime] = []  # when the kit restarted it: a new run may preempt anew
         self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         self.nodes = nodes or KwokNodes()
         self.client = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
@@ -121,6 +123,7 @@ class PodRun(ScenarioRun):
         except Exception:
             self.result.error = "harness failure:\n" + traceback.format_exc()
         finally:
+            self.check_history()
             self.record_timings()
             self.archive()
             self.teardown()
@@ -172,7 +175,9 @@ class PodRun(ScenarioRun):
                                      self.rejectors_then, self.flush)
         # Where the scheduler may choose, each choice is a world of its own.
         try:
-            worlds = sched.branches(before, lambda w: apply_step(w, step))
+            # A fault between a preemption's writes may find some of them undone: each is a world too.
+            partials = fault_variants(before, step)
+            worlds = [w for pt in partials for w in sched.branches(before, lambda w, pt=pt: apply_step(w, step, partial=pt))]
             # The flush runs every 30 s: a pod due for it is retried any time in that period.
             late = sched.branches(replace(before, flush_late=True), lambda w: apply_step(w, step))
             seen = [sched.view(x) for x in worlds]
@@ -180,25 +185,48 @@ class PodRun(ScenarioRun):
         except NodeNotEmpty as e:
             raise KitError(f"{self.s.id}: steps[{i}].deleteNode: {e}") from None
         quiet = QUIET
+        fault_note = ""
         if step.pressure is not None:
             self.starve(i, step, before, worlds[0])
             # One more pass of the kubelet's (10 s) and its clean-up must find nothing more to evict.
             quiet = PRESSURE_QUIET
         elif step.action in FAULT_ACTIONS:
-            if self.scheduler is None:
-                raise KitError(f"{self.s.id}: steps[{i}].{step.action}: the scheduler is shared with other "
-                               "scenarios here; a fault step runs only on a cluster of its own")
-            if step.restartScheduler is not None:
-                self.scheduler.restart_scheduler(graceful=step.restartScheduler == "graceful")
-            else:
-                self.scheduler.pause_scheduler(step.pauseScheduler.total_seconds())
+            self.inject(i, step.action, step.restartScheduler, step.pauseScheduler)
         else:
+            since, began = len(self.record.versions), time.time()
             self.client.perform(step, self.cancel)
+            if step.during is not None:
+                fault_note = self.inject_during(i, step, since, began, settle_bound(before, worlds[0]))
         at, at_wall = time.monotonic(), time.time()
         if step.pressure is None:
             # A terminating pod due about now may leave before the scheduler first tries the step's pods.
             worlds += due_first(before, step, datetime.fromtimestamp(at_wall, timezone.utc))
-        return Acted(started, before, worlds, quiet, at, at_wall)
+        return Acted(started, before, worlds, quiet, at, at_wall, fault_note)
+
+    def inject(self, i: int, where: str, restart: str | None, pause) -> None:
+        """A scheduler fault (a fault step's, or a during: fault's)."""
+        if self.scheduler is None:
+            raise KitError(f"{self.s.id}: steps[{i}].{where}: the scheduler is shared with other "
+                           "scenarios here; a fault runs only on a cluster of its own")
+        if restart is not None:
+            self.restarts.append(datetime.now(timezone.utc))
+            self.scheduler.restart_scheduler(graceful=restart == "graceful")
+        else:
+            self.scheduler.pause_scheduler(pause.total_seconds())
+
+    def inject_during(self, i: int, step: Step, since: int, began: float, bound: float) -> str:
+        """Wait for the during: fault's point in what the action started and inject the fault
+        there; what happened, for the step's record. A point that never comes injects nothing:
+        the model says whether it should have come, and the step's comparison shows it."""
+        assert self.record is not None and step.during is not None
+        fault = step.during
+        seen = points.wait_for(self.record, fault.at, step.createPod.name if step.createPod else None, since,
+                               bound, self.cancel)
+        if seen is None:
+            return f"{fault.action} at {fault.at}: the point did not come within {bound:.0f} s; nothing injected"
+        self.inject(i, f"during.{fault.action}", fault.restartScheduler, fault.pauseScheduler)
+        return (f"{fault.action} {fault.restartScheduler or fault.pauseScheduler} at {fault.at}: "
+                f"{seen.name} #{seen.seq}, {seen.seen_at - began:.2f} s after the action began")
 
     def check(self, i: int, step: Step, acted: Acted) -> StepRecord:
         """Wait until the record shows one of the model's outcomes (held quiet) or the step's time
@@ -229,7 +257,7 @@ class PodRun(ScenarioRun):
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
                           expect_mismatches, check.reasons(before, last.world, len(worlds)), self.faults(),
                           acted.started, time.time(), waited=waited, predicted_at=predicted_at, out_of_time=short,
-                          acted_at=acted.at_wall, course=course)
+                          acted_at=acted.at_wall, course=course, fault=acted.fault)
 
     def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
         """Leave the node just short enough of disk that the pods the model ranks first must go:
@@ -247,6 +275,15 @@ class PodRun(ScenarioRun):
                   if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.client.pod_specs}
         self.nodes.starve(self.kube, node, self.names.namespace, writes, sum(sizes[:-1]) + sizes[-1] // 2)
 
+    def check_history(self) -> None:
+        """The rules every recorded version must keep (run.pods.invariants), over the whole run."""
+        if self.record is None or self.result.cancelled:
+            return
+        members = [p for p in self.s.pods] + [st.createPod for st in self.s.steps if st.createPod]
+        h = replace(self.record.history(), grouped=frozenset(p.name for p in members if p.group),
+                    deleted=frozenset(st.deletePod for st in self.s.steps if st.deletePod))
+        self.result.violations = invariants.check(h)
+
     def record_timings(self) -> None:
         """Each preemption's phases, from the history, for the run's timings file."""
         if self.record is None or self.result.cancelled:
@@ -259,7 +296,8 @@ class PodRun(ScenarioRun):
 
     def faults(self):
         assert self.record is not None
-        return check.faults(self.record, self.release, self.label if self.label in PLUGINS else self.build)
+        return check.faults(self.record, self.release, self.label if self.label in PLUGINS else self.build,
+                            tuple(self.restarts))
 
 
 def predicted_moment(before: World, predicted: World) -> float:

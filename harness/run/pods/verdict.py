@@ -43,7 +43,8 @@ def record(result: Result, build: str, release: str = DEFAULT_RELEASE) -> list[t
     """The verdict as the JUnit properties a scenario test carries (``harness.run.results`` reads
     them): the verdict, what a FAIL rests on, the named faults."""
     names = tuple(sorted({f.name for s in result.steps for f in s.findings}))
-    return Recorded(verdict(result, build, release), cause(result, build, release), names).properties()
+    injected = tuple(f"steps[{s.index}]: {s.fault}" for s in result.steps if s.fault)
+    return Recorded(verdict(result, build, release), cause(result, build, release), names, injected).properties()
 
 
 def failed(result: Result, build: str, release: str = DEFAULT_RELEASE) -> bool:

@@ -1,0 +1,65 @@
+"""Faults in the pod format: fault steps, and a during: fault at a named point of a preemption;
+a bad one is one clear error naming the file and the step's field."""
+
+import textwrap
+
+import pytest
+
+from harness.formats.common import ScenarioError
+from harness.formats.pods import load
+
+BASE = """
+id: {id}
+title: t
+spec: s
+areas: [preemption]
+priorityClasses:
+  - {{name: low, value: 1}}
+nodes:
+  - {{name: n1}}
+steps:
+"""
+
+
+def scenario(tmp_path, steps: str, name="case"):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(textwrap.dedent(BASE).format(id=name) + textwrap.indent(textwrap.dedent(steps), "  "))
+    return path
+
+
+def error_of(path) -> str:
+    with pytest.raises(ScenarioError) as e:
+        load(path)
+    return str(e.value)
+
+
+def test_a_during_fault_loads_and_makes_the_scenario_need_its_own_scheduler(tmp_path):
+    s = load(scenario(tmp_path, """
+        - createPod: {name: p, class: low}
+          during: {pauseScheduler: 5s, at: victimGone}
+        - restartScheduler: kill
+    """))
+    assert s.faults == ("during.pauseScheduler", "restartScheduler")
+    assert s.least_seconds() == 5.0, "a during: pause makes time pass"
+
+
+@pytest.mark.parametrize("during, wanted", [
+    ("{restartScheduler: kill, at: somewhere}", "steps[0].during.at"),
+    ("{at: nominated}", "exactly one of restartScheduler, pauseScheduler"),
+    ("{restartScheduler: kill, pauseScheduler: 2s, at: nominated}", "exactly one of"),
+])
+def test_a_bad_during_fault_names_its_field(tmp_path, during, wanted):
+    msg = error_of(scenario(tmp_path, f"""
+        - createPod: {{name: p, class: low}}
+          during: {during}
+    """))
+    assert "case.yaml" in msg and wanted in msg
+
+
+@pytest.mark.parametrize("action", ["wait: 2s", "restartScheduler: kill"])
+def test_a_during_fault_goes_with_an_action_that_starts_something(tmp_path, action):
+    msg = error_of(scenario(tmp_path, f"""
+        - {action}
+          during: {{restartScheduler: kill, at: nominated}}
+    """))
+    assert "steps[0]" in msg and "during: goes with an action" in msg
