@@ -56,6 +56,16 @@ def partly_written(world: World, preemptor: str, undone: frozenset[str], nominat
                       + ("the nomination was not written" if nomination_lost else "the nomination was written"))
 
 
+def restart_apiserver(world: World) -> World:
+    """The API server stopped and started again on the same etcd: nothing stored is lost, and no
+    write happens while it is down (kwok's terminations wait too). Each component's watch resumes
+    from the last version it saw, or lists again; the scheduler ignores a relisted pending pod
+    whose resourceVersion did not change (``eventhandlers.go`` updatePodInSchedulingQueue), so its
+    queue, its nominations and an in-flight wait go on as before."""
+    return world.note("the API server is restarted: the API keeps everything; the scheduler's watches resume "
+                      "and its queue goes on as it was")
+
+
 def pause(world: World, seconds: float) -> World:
     """The scheduler frozen for ``seconds`` (SIGSTOP): the cluster goes on (victims' grace periods
     end, their pods are removed) but the scheduler neither sees nor does anything; when it goes on
@@ -83,4 +93,4 @@ def pause(world: World, seconds: float) -> World:
     return run_queue(world, due)
 
 
-__all__ = ["partly_written", "restart", "pause"]
+__all__ = ["partly_written", "restart", "restart_apiserver", "pause"]

@@ -179,6 +179,13 @@ class LocalCluster:
                                logs=self._kwokctl.logs_of("kube-scheduler"))
             lifecycle.pause(0.2)
 
+    def restart_apiserver(self, graceful: bool) -> None:
+        """The API server killed (or stopped) and started again on the same etcd, and every component
+        ready once more (the API answers; the others still run, started again if they exited) before
+        this returns: a fault step (``restartApiserver``)."""
+        self._kwokctl.restart("kube-apiserver", graceful)
+        kwokctl.wait_ready(self._kwokctl, self.kubeconfig, self.ports, self.options.ready_timeout)
+
     def pause_scheduler(self, seconds: float) -> None:
         """The scheduler under test frozen for ``seconds`` (SIGSTOP, then SIGCONT): a fault step."""
         self._kwokctl.hold("kube-scheduler", seconds)

@@ -133,7 +133,7 @@ class Expect(Strict):
 
 # Faults in the cluster under test: the kit must own the process, so such a scenario runs on a
 # local cluster of its own (harness/run/pods/placement.py).
-FAULT_ACTIONS = ("restartScheduler", "pauseScheduler")
+FAULT_ACTIONS = ("restartScheduler", "pauseScheduler", "restartApiserver")
 ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
            *NODE_ACTIONS, *FAULT_ACTIONS)
 
@@ -149,17 +149,18 @@ class DuringFault(Strict):
 
     restartScheduler: Literal["kill", "graceful"] | None = None
     pauseScheduler: Duration | None = None
+    restartApiserver: Literal["kill", "graceful"] | None = None
     at: Literal[POINTS]  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def one_fault(self) -> DuringFault:
-        if (self.restartScheduler is None) == (self.pauseScheduler is None):
-            raise ValueError("during: takes exactly one of restartScheduler, pauseScheduler")
+        if len([a for a in FAULT_ACTIONS if getattr(self, a) is not None]) != 1:
+            raise ValueError(f"during: takes exactly one of {', '.join(FAULT_ACTIONS)}")
         return self
 
     @property
     def action(self) -> str:
-        return "restartScheduler" if self.restartScheduler is not None else "pauseScheduler"
+        return next(a for a in FAULT_ACTIONS if getattr(self, a) is not None)
 
 
 class Step(Strict):
@@ -185,6 +186,8 @@ class Step(Strict):
     restartScheduler: Literal["kill", "graceful"] | None = None
     # Frozen (SIGSTOP) this long, then let go on (SIGCONT): the cluster goes on meanwhile.
     pauseScheduler: Duration | None = None
+    # The API server killed or stopped and started again on the same etcd: every watch breaks.
+    restartApiserver: Literal["kill", "graceful"] | None = None
     # A fault at a named point of what the action starts (a preemption): see DuringFault.
     during: DuringFault | None = None
     expect: Expect | None = None

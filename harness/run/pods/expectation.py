@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
-from reference.restart import partly_written, pause, restart
+from reference.restart import partly_written, pause, restart, restart_apiserver
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
@@ -142,10 +142,19 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
         world = sched.advance(world, world.now + step.wait.at(world.flush_after))
     elif step.action in NODE_ACTIONS:
         world = node_step(world, step)
-    elif step.restartScheduler is not None:
-        world = restart(world, graceful=step.restartScheduler == "graceful")
-    elif step.pauseScheduler is not None:
-        world = pause(world, step.pauseScheduler.total_seconds())
+    else:
+        world = fault_on(world, step)
+    return world
+
+
+def fault_on(world: World, fault) -> World:
+    """A fault step's, or a during: fault's, fault on the model world (both carry the fault fields)."""
+    if fault.restartScheduler is not None:
+        return restart(world, graceful=fault.restartScheduler == "graceful")
+    if fault.restartApiserver is not None:
+        return restart_apiserver(world)
+    if fault.pauseScheduler is not None:
+        return pause(world, fault.pauseScheduler.total_seconds())
     return world
 
 
@@ -218,10 +227,7 @@ def inject(world: World, fault: DuringFault) -> World:
         ends = [p.deletion_timestamp for p in world.state.pods if p.deletion_timestamp is not None]
         if ends:
             world = sched.advance(world, min(ends), flush=False)
-    if fault.restartScheduler is not None:
-        return restart(world, graceful=fault.restartScheduler == "graceful")
-    assert fault.pauseScheduler is not None
-    return pause(world, fault.pauseScheduler.total_seconds())
+    return fault_on(world, fault)
 
 
 def node_step(world: World, step: Step) -> World:

@@ -191,7 +191,7 @@ class PodRun(ScenarioRun):
             # One more pass of the kubelet's (10 s) and its clean-up must find nothing more to evict.
             quiet = PRESSURE_QUIET
         elif step.action in FAULT_ACTIONS:
-            self.inject(i, step.action, step.restartScheduler, step.pauseScheduler)
+            self.inject(i, step.action, step)
         else:
             since, began = len(self.record.versions), time.time()
             self.client.perform(step, self.cancel)
@@ -203,16 +203,18 @@ class PodRun(ScenarioRun):
             worlds += due_first(before, step, datetime.fromtimestamp(at_wall, timezone.utc))
         return Acted(started, before, worlds, quiet, at, at_wall, fault_note)
 
-    def inject(self, i: int, where: str, restart: str | None, pause) -> None:
-        """A scheduler fault (a fault step's, or a during: fault's)."""
+    def inject(self, i: int, where: str, fault) -> None:
+        """A fault (a fault step's, or a during: fault's: both carry the fault fields)."""
         if self.scheduler is None:
             raise KitError(f"{self.s.id}: steps[{i}].{where}: the scheduler is shared with other "
                            "scenarios here; a fault runs only on a cluster of its own")
-        if restart is not None:
+        if fault.restartScheduler is not None:
             self.restarts.append(datetime.now(timezone.utc))
-            self.scheduler.restart_scheduler(graceful=restart == "graceful")
+            self.scheduler.restart_scheduler(graceful=fault.restartScheduler == "graceful")
+        elif fault.restartApiserver is not None:
+            self.scheduler.restart_apiserver(graceful=fault.restartApiserver == "graceful")
         else:
-            self.scheduler.pause_scheduler(pause.total_seconds())
+            self.scheduler.pause_scheduler(fault.pauseScheduler.total_seconds())
 
     def inject_during(self, i: int, step: Step, since: int, began: float, bound: float) -> str:
         """Wait for the during: fault's point in what the action started and inject the fault
@@ -224,8 +226,8 @@ class PodRun(ScenarioRun):
                                bound, self.cancel)
         if seen is None:
             return f"{fault.action} at {fault.at}: the point did not come within {bound:.0f} s; nothing injected"
-        self.inject(i, f"during.{fault.action}", fault.restartScheduler, fault.pauseScheduler)
-        return (f"{fault.action} {fault.restartScheduler or fault.pauseScheduler} at {fault.at}: "
+        self.inject(i, f"during.{fault.action}", fault)
+        return (f"{fault.action} {getattr(fault, fault.action)} at {fault.at}: "
                 f"{seen.name} #{seen.seq}, {seen.seen_at - began:.2f} s after the action began")
 
     def check(self, i: int, step: Step, acted: Acted) -> StepRecord:
