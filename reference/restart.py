@@ -19,18 +19,18 @@ from dataclasses import replace
 from .world import World
 
 
-def restart(world: World, graceful: bool = False) -> World:
+def restart(world: World, graceful: bool = False, how: str = "") -> World:
     """The scheduler stopped (SIGTERM) or killed (SIGKILL) and started again: nothing it had in
     memory survives; every pending pod is tried again at once. A terminating victim stays
     terminating and its room stays held until it is gone, as before."""
     from .scheduler import run_queue
 
-    how = "stopped" if graceful else "killed"
+    how = how or ("is stopped and started again" if graceful else "is killed and started again")
     pending = {p.key for p in world.state.pending()}
     world = replace(world, parked=(), rejectors=(), failures=(), queued=(), group_preemptions=(),
                     state=replace(world.state, pods=tuple(p.with_(queued_at=world.now) if p.key in pending else p
                                                           for p in world.state.pods)))
-    world = world.note(f"the scheduler is {how} and started again: its queue is rebuilt from the API, every "
+    world = world.note(f"the scheduler {how}: its queue is rebuilt from the API, every "
                        f"pending pod ({', '.join(sorted(pending)) or 'none'}) tried again at once; nominations, "
                        "terminating victims and bindings are kept")
     return run_queue(world, pending)
@@ -54,6 +54,24 @@ def partly_written(world: World, preemptor: str, undone: frozenset[str], nominat
     world = replace(world, state=replace(world.state, pods=tuple(pods)))
     return world.note(f"the scheduler stopped between the preemption's writes: victims not deleted: {lost}; "
                       + ("the nomination was not written" if nomination_lost else "the nomination was written"))
+
+
+def failover(world: World, lease: float) -> World:
+    """The leading scheduler killed; a standby (leader election on, ``cmd/kube-scheduler/app/server.go``:
+    its informers and queue run before it leads) takes the lease once the old one expires, ``lease``
+    seconds on. Meanwhile nobody schedules: victims whose grace ends are removed, and nothing
+    binds. The new leader's queue holds every pending pod (it never tried one) and its nominator
+    the pods' nominations, so, as after a restart, every pending pod is tried at once."""
+    from datetime import timedelta
+
+    from .world import remove
+
+    until = world.now + timedelta(seconds=lease)
+    for pod in sorted((p for p in world.state.pods if p.deletion_timestamp is not None
+                       and p.deletion_timestamp <= until), key=lambda p: p.deletion_timestamp):
+        world = remove(world, pod.key)
+    world = replace(world, now=until)
+    return restart(world, how=f"leader is killed, and the standby leads {lease:g} s later (its lease)")
 
 
 def restart_apiserver(world: World) -> World:
@@ -93,4 +111,4 @@ def pause(world: World, seconds: float) -> World:
     return run_queue(world, due)
 
 
-__all__ = ["partly_written", "restart", "restart_apiserver", "pause"]
+__all__ = ["failover", "partly_written", "restart", "restart_apiserver", "pause"]

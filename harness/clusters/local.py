@@ -28,6 +28,7 @@ from harness.build import pins, toolchain
 from harness.clusters import kwokctl
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
 from harness.clusters.kwokctl import Kwokctl
+from harness.clusters.standby import Standby
 from harness.errors import KitError
 from harness.host import lifecycle, ports, probes
 from harness.host.cache import kept_logs_dir
@@ -186,6 +187,14 @@ class LocalCluster:
         self._kwokctl.restart("kube-apiserver", graceful)
         kwokctl.wait_ready(self._kwokctl, self.kubeconfig, self.ports, self.options.ready_timeout)
 
+    def arm_failover(self) -> None:
+        """Leader election on and a second scheduler waiting for the lease (harness.clusters.standby)."""
+        Standby(self._kwokctl, self.kubeconfig).arm()
+
+    def fail_over(self) -> str:
+        """The leading scheduler killed; returns once the standby leads: a fault step (``failover``)."""
+        return Standby(self._kwokctl, self.kubeconfig).fail_over()
+
     def pause_scheduler(self, seconds: float) -> None:
         """The scheduler under test frozen for ``seconds`` (SIGSTOP, then SIGCONT): a fault step."""
         self._kwokctl.hold("kube-scheduler", seconds)
@@ -312,6 +321,7 @@ class LocalCluster:
         t0 = time.monotonic()
         self._kwokctl.stop()
         ports.release(str(self.workdir))
+        Standby(self._kwokctl, self.kubeconfig).release()
         if self.options.workdir is None:
             shutil.rmtree(self.workdir, ignore_errors=True)
         else:

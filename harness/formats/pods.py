@@ -133,7 +133,7 @@ class Expect(Strict):
 
 # Faults in the cluster under test: the kit must own the process, so such a scenario runs on a
 # local cluster of its own (harness/run/pods/placement.py).
-FAULT_ACTIONS = ("restartScheduler", "pauseScheduler", "restartApiserver")
+FAULT_ACTIONS = ("restartScheduler", "pauseScheduler", "restartApiserver", "failover")
 ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
            *NODE_ACTIONS, *FAULT_ACTIONS)
 
@@ -150,6 +150,7 @@ class DuringFault(Strict):
     restartScheduler: Literal["kill", "graceful"] | None = None
     pauseScheduler: Duration | None = None
     restartApiserver: Literal["kill", "graceful"] | None = None
+    failover: Literal["kill"] | None = None
     at: Literal[POINTS]  # type: ignore[valid-type]
 
     @model_validator(mode="after")
@@ -188,6 +189,8 @@ class Step(Strict):
     pauseScheduler: Duration | None = None
     # The API server killed or stopped and started again on the same etcd: every watch breaks.
     restartApiserver: Literal["kill", "graceful"] | None = None
+    # Two schedulers with leader election: the leader killed (not started again), the standby takes over.
+    failover: Literal["kill"] | None = None
     # A fault at a named point of what the action starts (a preemption): see DuringFault.
     during: DuringFault | None = None
     expect: Expect | None = None
@@ -294,6 +297,14 @@ class Scenario(Strict):
         errors += step_errors
         if any(c.globalDefault for c in self.priorityClasses) and not self.alone:
             errors.append("alone: a scenario with a globalDefault class changes cluster-wide state and must say alone: true")
+        failovers = [i for i, st in enumerate(self.steps) if st.failover or (st.during and st.during.failover)]
+        for i in failovers[1:]:
+            errors.append(f"steps[{i}]: one failover per scenario (the killed leader is not started again, "
+                          "so no standby is left)")
+        for i, st in enumerate(self.steps):
+            if failovers and i > failovers[0] and (st.restartScheduler or (st.during and st.during.restartScheduler)):
+                errors.append(f"steps[{i}].restartScheduler: after a failover the leader is the standby, "
+                              "which the kit does not restart")
         for i, step in enumerate(self.steps):
             where = f"steps[{i}]"
             if step.createPod:
@@ -368,6 +379,11 @@ class Scenario(Strict):
         """The faults it injects (restartScheduler, a during: fault): they need the scheduler's process."""
         return tuple(s.action if s.action in FAULT_ACTIONS else f"during.{s.during.action}"
                      for s in self.steps if s.action in FAULT_ACTIONS or s.during is not None)
+
+    @property
+    def needs_standby(self) -> bool:
+        """Whether it fails over to a second scheduler (harness.clusters.standby)."""
+        return any(s.failover or (s.during and s.during.failover) for s in self.steps)
 
     @property
     def needs_kwok(self) -> str:

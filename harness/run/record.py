@@ -123,6 +123,11 @@ class WatchFeed:
         self._failing_since = self._failing_since or time.monotonic()
         self._stop.wait(RETRY)
 
+    def forgive(self) -> None:
+        """Count failures afresh from now: an outage the kit made itself (an API server restart) is over."""
+        if self._failing_since is not None:
+            self._failing_since = time.monotonic()
+
     def check(self) -> None:
         """Raise if the watch has failed for so long that the history cannot be trusted."""
         since = self._failing_since

@@ -63,3 +63,19 @@ def test_a_during_fault_goes_with_an_action_that_starts_something(tmp_path, acti
           during: {{restartScheduler: kill, at: nominated}}
     """))
     assert "steps[0]" in msg and "during: goes with an action" in msg
+
+
+def test_one_failover_per_scenario_and_no_scheduler_restart_after_it(tmp_path):
+    msg = error_of(scenario(tmp_path, """
+        - failover: kill
+        - restartScheduler: kill
+        - createPod: {name: p, class: low}
+          during: {failover: kill, at: nominated}
+    """))
+    assert "steps[2]: one failover per scenario" in msg
+    assert "steps[1].restartScheduler: after a failover" in msg
+    ok = load(scenario(tmp_path, """
+        - failover: kill
+        - restartApiserver: graceful
+    """, name="fine"))
+    assert ok.needs_standby and ok.faults == ("failover", "restartApiserver")

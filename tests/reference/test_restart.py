@@ -46,3 +46,14 @@ def test_a_preemption_cut_short_leaves_its_undone_victims_marked_and_running_and
     after = restart(cut)
     assert after.state.pod_keyed("default/victim").terminating, "the restarted scheduler preempts it again"
     assert after.state.pod_keyed("default/preemptor").nominated_node_name == "n1"
+
+
+def test_a_failover_lets_the_lease_run_out_with_nobody_scheduling_then_tries_every_pending_pod():
+    from reference.restart import failover
+
+    w = sched.create_pod(world(pod("victim", 1, cls="low", on="n1", termination_grace_seconds=2)),
+                         pod("preemptor", 100, cls="high"))
+    after = failover(w, 4)
+    assert after.now == w.now + timedelta(seconds=4)
+    assert after.state.pod_keyed("default/victim") is None, "its grace ended while nobody led"
+    assert after.state.pod_keyed("default/preemptor").node_name == "n1", "the new leader binds it at once"

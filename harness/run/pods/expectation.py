@@ -13,11 +13,12 @@ from datetime import datetime, timedelta, timezone
 
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
-from reference.restart import partly_written, pause, restart, restart_apiserver
+from reference.restart import failover, partly_written, pause, restart, restart_apiserver
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
 
+from harness.clusters.standby import LEASE_SECONDS
 from harness.formats.common import ScenarioError
 from harness.formats.nodes import NODE_ACTIONS, after, node_named
 from harness.formats.pod_model import from_node, initial_state, to_class, to_node, to_pdb, to_pod
@@ -153,6 +154,8 @@ def fault_on(world: World, fault) -> World:
         return restart(world, graceful=fault.restartScheduler == "graceful")
     if fault.restartApiserver is not None:
         return restart_apiserver(world)
+    if fault.failover is not None:
+        return failover(world, LEASE_SECONDS)
     if fault.pauseScheduler is not None:
         return pause(world, fault.pauseScheduler.total_seconds())
     return world

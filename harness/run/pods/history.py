@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -80,10 +81,11 @@ class PodLog:
         return True
 
     def history(self) -> History:
-        """The record as the history rules read it (harness.run.pods.invariants)."""
+        """The record as the history rules read it (harness.run.pods.invariants), as far as it goes."""
         with self._cond:
             versions = tuple(self.versions)
-        return History(versions, tuple(self.preempted_events()), self.complete)
+            events = tuple(self._events[n] for n in sorted(self._events) if self._events[n].reason == "Preempted")
+        return History(versions, events, self.complete)
 
     def pods(self) -> list[client.V1Pod]:
         """The pods that exist now, at their latest recorded version, by name (as a list call orders them)."""
@@ -156,6 +158,7 @@ class PodHistory(PodLog):
     def __init__(self, kube: Kube, namespace: str):
         super().__init__()
         self.namespace = namespace
+        self._outage = False
         self._feeds: list[WatchFeed] = []
         try:
             self._feeds.append(WatchFeed(kube.core.list_namespaced_pod, (namespace,), self.add, f"pods in {namespace}"))
@@ -166,8 +169,22 @@ class PodHistory(PodLog):
             raise
 
     def check(self) -> None:
+        if self._outage:
+            return
         for f in self._feeds:
             f.check()
+
+    @contextmanager
+    def outage(self):
+        """The API server down on purpose (a fault step): the watches' failures meanwhile are no
+        reason to distrust the history; they resume, or list again, once it is back."""
+        self._outage = True
+        try:
+            yield
+        finally:
+            for f in self._feeds:
+                f.forgive()
+            self._outage = False
 
     @property
     def complete(self) -> bool:

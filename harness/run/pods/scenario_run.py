@@ -142,6 +142,11 @@ class PodRun(ScenarioRun):
             keep_timeline(self.evidence, self.result, self.record)
 
     def setup(self) -> None:
+        if self.s.needs_standby:
+            if self.scheduler is None:
+                raise KitError(f"{self.s.id}: a failover needs two schedulers the kit runs itself, on a "
+                               "cluster of the scenario's own")
+            self.scheduler.arm_failover()
         self.kube.create_namespace(self.names.namespace, self.run_id)
         # Recorded from before the first action: every version the scenario's pods go through.
         self.record = PodHistory(self.kube, self.names.namespace)
@@ -191,7 +196,7 @@ class PodRun(ScenarioRun):
             # One more pass of the kubelet's (10 s) and its clean-up must find nothing more to evict.
             quiet = PRESSURE_QUIET
         elif step.action in FAULT_ACTIONS:
-            self.inject(i, step.action, step)
+            fault_note = self.inject(i, step.action, step)
         else:
             since, began = len(self.record.versions), time.time()
             self.client.perform(step, self.cancel)
@@ -203,18 +208,26 @@ class PodRun(ScenarioRun):
             worlds += due_first(before, step, datetime.fromtimestamp(at_wall, timezone.utc))
         return Acted(started, before, worlds, quiet, at, at_wall, fault_note)
 
-    def inject(self, i: int, where: str, fault) -> None:
-        """A fault (a fault step's, or a during: fault's: both carry the fault fields)."""
+    def inject(self, i: int, where: str, fault) -> str:
+        """A fault (a fault step's, or a during: fault's: both carry the fault fields); what it did,
+        for the step's record."""
         if self.scheduler is None:
             raise KitError(f"{self.s.id}: steps[{i}].{where}: the scheduler is shared with other "
                            "scenarios here; a fault runs only on a cluster of its own")
+        began = time.monotonic()
         if fault.restartScheduler is not None:
             self.restarts.append(datetime.now(timezone.utc))
             self.scheduler.restart_scheduler(graceful=fault.restartScheduler == "graceful")
+        elif fault.failover is not None:
+            self.restarts.append(datetime.now(timezone.utc))
+            return f"{where}: " + self.scheduler.fail_over()
         elif fault.restartApiserver is not None:
-            self.scheduler.restart_apiserver(graceful=fault.restartApiserver == "graceful")
+            assert self.record is not None
+            with self.record.outage():
+                self.scheduler.restart_apiserver(graceful=fault.restartApiserver == "graceful")
         else:
             self.scheduler.pause_scheduler(fault.pauseScheduler.total_seconds())
+        return f"{where}: done in {time.monotonic() - began:.1f} s"
 
     def inject_during(self, i: int, step: Step, since: int, began: float, bound: float) -> str:
         """Wait for the during: fault's point in what the action started and inject the fault
@@ -226,9 +239,9 @@ class PodRun(ScenarioRun):
                                bound, self.cancel)
         if seen is None:
             return f"{fault.action} at {fault.at}: the point did not come within {bound:.0f} s; nothing injected"
-        self.inject(i, f"during.{fault.action}", fault)
+        what = self.inject(i, f"during.{fault.action}", fault)
         return (f"{fault.action} {getattr(fault, fault.action)} at {fault.at}: "
-                f"{seen.name} #{seen.seq}, {seen.seen_at - began:.2f} s after the action began")
+                f"{seen.name} #{seen.seq}, {seen.seen_at - began:.2f} s after the action began; {what}")
 
     def check(self, i: int, step: Step, acted: Acted) -> StepRecord:
         """Wait until the record shows one of the model's outcomes (held quiet) or the step's time
@@ -284,7 +297,7 @@ class PodRun(ScenarioRun):
         members = [p for p in self.s.pods] + [st.createPod for st in self.s.steps if st.createPod]
         h = replace(self.record.history(), grouped=frozenset(p.name for p in members if p.group),
                     deleted=frozenset(st.deletePod for st in self.s.steps if st.deletePod))
-        self.result.violations = invariants.check(h)
+        self.result.violations = invariants.check(h)  # reads what was recorded; never raises for a broken watch
 
     def record_timings(self) -> None:
         """Each preemption's phases, from the history, for the run's timings file."""
