@@ -1,274 +1,38 @@
 """Peer cases: kubernetes v1.35.8 pkg/scheduler/framework/plugins/defaultpreemption
 default_preemption_test.go, through the model's preemption (reference.preemption,
-reference.candidates). Each test names its upstream function and case, and is the ``test:`` of
-that case in peers/upstream-cases.yaml; the facts (capacities, requests, priorities, start times,
-labels, budgets, expected victims, nodes and messages) are the upstream rows', written anew.
-
-Quantities are upstream's: cpu in millicores, memory in bytes, and a node holds 32 pods unless a
-row says otherwise. Upstream's start times are nanoseconds after the Unix epoch; here they are
-microseconds after it, which keeps their order (only the order matters).
-
-Where an upstream row hands PostFilter (or Preempt) the filter phase's per-node statuses, the test
-gives the model the same ones (``given_statuses``): the model's own filter phase is replaced for
-that call only, as upstream replaces the scheduler's; a node the row leaves out counts as
-UnschedulableAndUnresolvable, as upstream's status map has it. Where a row runs the dry run itself
-over every node (DryRunPreemption), the test runs the model's dry run on each node the same way
-(``dry_run``).
+reference.candidates) at release "1.35". Each test names its upstream function and case, and is
+the ``test:`` of that case in peers/upstream-cases.yaml; the facts (capacities, requests,
+priorities, start times, labels, budgets, expected victims, nodes and messages) are the upstream
+rows', written anew. The rows are those 1.37.2 has too (default_preemption_rows.py); the builders,
+conventions and harness are upstream_tables.py's.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
 import pytest
 
-import reference.preemption as preemption
-from reference import filter as flt
-from reference.candidates import num_candidates, pick_nodes
-from reference.objects import (
-    PREEMPT_NEVER,
-    ClusterState,
-    LabelSelector,
-    Node,
-    Pod,
-    PodAffinityTerm,
-    PodDisruptionBudget,
-    Requirement,
+from tests.peers.default_preemption_rows import (
+    DRY_RUN,
+    ELIGIBLE,
+    POST_FILTER,
+    PREEMPT,
+    SELECT_BEST,
+    check_dry_run_looks_past_num_candidates,
+    check_eligible,
+    check_post_filter,
+    check_preempt,
+    check_select_best,
 )
-from reference.preemption import DefaultPreemption, eligible, predict, select_victims_on_node
+from tests.peers.upstream_tables import cluster, dry_run
 
-from tests.builders import T0
-
-UPSTREAM = DefaultPreemption()
-NS = "default"
-
-# Upstream's priorities and request sizes (cpu millicores, memory bytes).
-NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
-SMALL, MEDIUM, LARGE, VERY_LARGE = 100, 200, 300, 500
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+RELEASE = "1.35"
 
 
-def at(n: int) -> datetime:
-    """Upstream's epochTime<n> (n after the epoch)."""
-    return EPOCH + timedelta(microseconds=n)
-
-
-def res(size: int) -> tuple[tuple[str, int], ...]:
-    """One of upstream's request sizes: that many millicores and that many bytes."""
-    return (("cpu", size), ("memory", size))
-
-
-def node(name: str, *, pods: int = 32, cpu: int | None = None, memory: int | None = None,
-         labels: dict | None = None) -> Node:
-    alloc = [("pods", pods)]
-    if cpu is not None:
-        alloc.append(("cpu", cpu))
-    if memory is not None:
-        alloc.append(("memory", memory))
-    return Node(name, labels=tuple(sorted((labels or {}).items())), allocatable=tuple(alloc))
-
-
-def big_node(name: str) -> Node:
-    """Upstream's nodes of the dry-run tables: capacity of the very large size, labelled with their
-    name under ``hostname`` (the topology key the anti-affinity row uses)."""
-    return node(name, cpu=VERY_LARGE, memory=VERY_LARGE, labels={"hostname": name})
-
-
-def pod(name: str, prio: int = 0, *, on: str = "", size: int = 0, start: datetime | None = None,
-        labels: dict | None = None, **kw) -> Pod:
-    return Pod(name, NS, labels=tuple(sorted((labels or {}).items())), priority=prio,
-               requests=res(size) if size else (), node_name=on, start_time=start, **kw)
-
-
-def cluster(nodes, pods, pdbs=()) -> ClusterState:
-    return ClusterState(nodes=tuple(nodes), pods=tuple(pods), pdbs=tuple(pdbs))
-
-
-def budget(name: str, labels: dict, allowed: int, disrupted=()) -> PodDisruptionBudget:
-    return PodDisruptionBudget(name, NS, LabelSelector(tuple(sorted(labels.items()))), allowed, tuple(disrupted))
-
-
-def given_statuses(monkeypatch, codes: dict[str, str]) -> None:
-    """The filter phase as the row gives it: each named node with its code, every other node
-    UnschedulableAndUnresolvable; no node feasible."""
-    def filter_nodes(state, p):
-        return {n.name: flt.Status(codes.get(n.name, flt.UNRESOLVABLE)) for n in state.nodes}, set(), frozenset()
-    monkeypatch.setattr(preemption, "filter_nodes", filter_nodes)
-
-
-def names(keys) -> list[str]:
-    return sorted(k.split("/", 1)[1] for k in keys)
-
-
-def dry_run(state: ClusterState, preemptor: str) -> dict[str, tuple[list[str], int]]:
-    """The model's dry run on every node (upstream DryRunPreemption over all of them): each
-    candidate node with its victims' names, sorted, and its PDB violations."""
-    p = state.pod_keyed(f"{NS}/{preemptor}")
-    out = {}
-    for n in state.nodes:
-        v = select_victims_on_node(state, p, n, UPSTREAM, T0, flt.Status(flt.UNSCHEDULABLE))
-        if v.candidate:
-            out[n.name] = (names(v.victims), v.pdb_violations)
-    return out
-
-
-# -- TestPostFilter -----------------------------------------------------------------------------------
-
-ONE_POD = {"pods": 1}
-SMALL_CPU = {"cpu": 200, "memory": 400}  # upstream's nodeRes
-VIOLATING = "test.kubernetes.io/is-violating-pdb"
-NOT_HELPFUL = "Preemption is not helpful for scheduling"
-NO_VICTIMS = "No preemption victims found for incoming pod"
-
-POST_FILTER = [
-    pytest.param(
-        # pod with higher priority can be made schedulable
-        dict(nodes=[node("node1", **ONE_POD)], pods=[pod("p", HIGH), pod("p1", on="node1")],
-             codes={"node1": flt.UNSCHEDULABLE}),
-        "node1", None, id="higher-priority-made-schedulable"),
-    pytest.param(
-        # pod with tied priority is still unschedulable
-        dict(nodes=[node("node1", **ONE_POD)], pods=[pod("p"), pod("p1", on="node1")],
-             codes={"node1": flt.UNSCHEDULABLE}),
-        "", f"preemption: 0/1 nodes are available: 1 {NO_VICTIMS}.", id="tied-priority-unschedulable"),
-    pytest.param(
-        # preemption should respect filteredNodesStatuses
-        dict(nodes=[node("node1", **ONE_POD)], pods=[pod("p", HIGH), pod("p1", on="node1")],
-             codes={"node1": flt.UNRESOLVABLE}),
-        "", f"preemption: 0/1 nodes are available: 1 {NOT_HELPFUL}.", id="respects-filtered-statuses"),
-    pytest.param(
-        # preemption should respect absent NodeToStatusReader entry meaning UnschedulableAndUnresolvable
-        dict(nodes=[node("node1", **ONE_POD)], pods=[pod("p", HIGH), pod("p1", on="node1")], codes={}),
-        "", f"preemption: 0/1 nodes are available: 1 {NOT_HELPFUL}.", id="absent-status-unresolvable"),
-    pytest.param(
-        # pod can be made schedulable on one node
-        dict(nodes=[node("node1", **ONE_POD), node("node2", **ONE_POD)],
-             pods=[pod("p", MID), pod("p1", HIGH, on="node1"), pod("p2", LOW, on="node2")],
-             codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE}),
-        "node2", None, id="schedulable-on-one-node"),
-    pytest.param(
-        # pod can be made schedulable on minHighestPriority node
-        dict(nodes=[node("node1", **ONE_POD), node("node2", **ONE_POD)],
-             pods=[pod("p", VERY_HIGH),
-                   pod("p1", HIGH, on="node1", labels={VIOLATING: "non-violating"}),
-                   pod("p2", LOW, on="node1", labels={VIOLATING: "violating"}),
-                   pod("p3", MID, on="node2", labels={VIOLATING: "violating"})],
-             # minAvailable 100% with no disruption allowed; minAvailable 0 with the most allowed
-             pdbs=[budget("violating-pdb", {VIOLATING: "violating"}, 0),
-                   budget("non-violating-pdb", {VIOLATING: "non-violating"}, 2**31 - 1)],
-             codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE}),
-        "node2", None, id="min-highest-priority-node"),
-    pytest.param(
-        # no candidate nodes found, no enough resource after removing low priority pods
-        dict(nodes=[node("node1", **SMALL_CPU), node("node2", **SMALL_CPU)],
-             pods=[pod("p", HIGH, size=LARGE), pod("p1", on="node1"), pod("p2", on="node2")],
-             codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE}),
-        "", "preemption: 0/2 nodes are available: 2 Insufficient cpu.", id="no-candidate-insufficient-cpu"),
-    pytest.param(
-        # no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU resource
-        dict(nodes=[node("node1", **ONE_POD), node("node2", **SMALL_CPU), node("node3", **ONE_POD)],
-             pods=[pod("p", HIGH, size=LARGE), pod("p1", HIGH, on="node1"), pod("p2", on="node2"),
-                   pod("p3", HIGH, on="node3")],
-             codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE, "node3": flt.UNSCHEDULABLE}),
-        "", f"preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 {NO_VICTIMS}.",
-        id="no-candidate-mixed-reasons"),
-    pytest.param(
-        # no candidate nodes found with mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 nodes
-        # don't have enough CPU resource (node3 has no status: unresolvable too)
-        dict(nodes=[node(f"node{i}", **SMALL_CPU) for i in (1, 2, 3, 4)],
-             pods=[pod("p", HIGH, size=LARGE), pod("p1", on="node1"), pod("p2", on="node2")],
-             codes={"node1": flt.UNSCHEDULABLE, "node2": flt.UNSCHEDULABLE, "node4": flt.UNRESOLVABLE}),
-        "", f"preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 {NOT_HELPFUL}.",
-        id="no-candidate-unresolvable-and-insufficient"),
-]
-
-
-@pytest.mark.parametrize("row, nominated, message", POST_FILTER)
-def test_post_filter(monkeypatch, row, nominated, message):
+@pytest.mark.parametrize("row, nominated, victims, message", POST_FILTER)
+def test_post_filter(monkeypatch, row, nominated, victims, message):
     """TestPostFilter: PostFilter with the row's filter statuses nominates ``nominated`` (or, when
     empty, clears the nomination and fails with ``message``)."""
-    given_statuses(monkeypatch, row["codes"])
-    state = cluster(row["nodes"], row["pods"], row.get("pdbs", ()))
-    pr = predict(state, f"{NS}/p", UPSTREAM, T0)
-    if nominated:
-        assert (pr.outcome, pr.nodes) == ("preempt", frozenset({nominated}))
-        return
-    assert (pr.outcome, pr.nominated_node, pr.victims) == ("unschedulable", "", {})
-    assert pr.message.endswith(" " + message), pr.message
-
-
-# -- TestDryRunPreemption -------------------------------------------------------------------------------
-
-TWO_NODES = [big_node("node1"), big_node("node2")]
-ANTI_FOO = PodAffinityTerm(LabelSelector(match_expressions=(Requirement("foo", "Exists"),)), "hostname")
-FOO = {"app": "foo"}
-
-
-def _foo_pods(n: int):
-    return [pod(f"p1.{i}", MID, on="node1", size=MEDIUM, labels=FOO) for i in range(1, n + 1)]
-
-
-DRY_RUN = [
-    pytest.param(
-        # a pod that fits on both nodes when lower priority pods are preempted
-        TWO_NODES, [pod("p", HIGH, size=LARGE), pod("p1", MID, on="node1", size=LARGE),
-                    pod("p2", MID, on="node2", size=LARGE)], [],
-        {"node1": (["p1"], 0), "node2": (["p2"], 0)}, id="fits-both-nodes-after-preemption"),
-    pytest.param(
-        # a pod that would fit on the nodes, but other pods running are higher priority, no preemption would happen
-        TWO_NODES, [pod("p", LOW, size=LARGE), pod("p1", MID, on="node1", size=LARGE),
-                    pod("p2", MID, on="node2", size=LARGE)], [],
-        {}, id="others-higher-priority"),
-    pytest.param(
-        # medium priority pod is preempted, but lower priority one stays as it is small
-        TWO_NODES, [pod("p", HIGH, size=LARGE), pod("p1.1", LOW, on="node1", size=SMALL),
-                    pod("p1.2", MID, on="node1", size=LARGE), pod("p2", MID, on="node2", size=LARGE)], [],
-        {"node1": (["p1.2"], 0), "node2": (["p2"], 0)}, id="medium-preempted-small-low-stays"),
-    pytest.param(
-        # mixed priority pods are preempted
-        TWO_NODES, [pod("p", HIGH, size=LARGE), pod("p1.1", MID, on="node1", size=SMALL),
-                    pod("p1.2", LOW, on="node1", size=SMALL), pod("p1.3", MID, on="node1", size=MEDIUM),
-                    pod("p1.4", HIGH, on="node1", size=SMALL), pod("p2", HIGH, on="node2", size=LARGE)], [],
-        {"node1": (["p1.2", "p1.3"], 0)}, id="mixed-priorities"),
-    pytest.param(
-        # mixed priority pods are preempted, pick later StartTime one when priorities are equal
-        TWO_NODES, [pod("p", HIGH, size=LARGE),
-                    pod("p1.1", LOW, on="node1", size=SMALL, start=at(5)),
-                    pod("p1.2", LOW, on="node1", size=SMALL, start=at(4)),
-                    pod("p1.3", MID, on="node1", size=MEDIUM, start=at(3)),
-                    pod("p1.4", HIGH, on="node1", size=SMALL, start=at(2)),
-                    pod("p2", HIGH, on="node2", size=LARGE, start=at(1))], [],
-        {"node1": (["p1.1", "p1.3"], 0)}, id="mixed-priorities-later-start"),
-    pytest.param(
-        # pod with anti-affinity is preempted
-        TWO_NODES, [pod("p", HIGH, size=SMALL, labels={"foo": ""}),
-                    pod("p1.1", LOW, on="node1", size=SMALL, labels={"foo": ""}, pod_anti_affinity=(ANTI_FOO,)),
-                    pod("p1.2", MID, on="node1", size=SMALL), pod("p1.3", HIGH, on="node1", size=SMALL),
-                    pod("p2", HIGH, on="node2", size=SMALL)], [],
-        {"node1": (["p1.1"], 0)}, id="anti-affinity-holder-preempted"),
-    pytest.param(
-        # preemption with violation of same pdb
-        [big_node("node1")], [pod("p", HIGH, size=VERY_LARGE), *_foo_pods(2)], [budget("pdb", FOO, 1)],
-        {"node1": (["p1.1", "p1.2"], 1)}, id="same-pdb-violated"),
-    pytest.param(
-        # preemption with violation of the pdb with pod whose eviction was processed, the victim doesn't
-        # belong to DisruptedPods
-        [big_node("node1")], [pod("p", HIGH, size=VERY_LARGE), *_foo_pods(2)],
-        [budget("pdb", FOO, 1, disrupted=("p2",))],
-        {"node1": (["p1.1", "p1.2"], 1)}, id="disrupted-pods-other-pod"),
-    pytest.param(
-        # preemption with violation of the pdb with pod whose eviction was processed, the victim belongs to
-        # DisruptedPods
-        [big_node("node1")], [pod("p", HIGH, size=VERY_LARGE), *_foo_pods(2)],
-        [budget("pdb", FOO, 1, disrupted=("p1.2",))],
-        {"node1": (["p1.1", "p1.2"], 0)}, id="disrupted-pods-victim"),
-    pytest.param(
-        # preemption with violation of the pdb with pod whose eviction was processed, the victim which belongs
-        # to DisruptedPods is treated as 'nonViolating'
-        [big_node("node1")], [pod("p", HIGH, size=VERY_LARGE), *_foo_pods(3)],
-        [budget("pdb", FOO, 1, disrupted=("p1.3",))],
-        {"node1": (["p1.1", "p1.2", "p1.3"], 1)}, id="disrupted-victim-non-violating"),
-]
+    check_post_filter(monkeypatch, RELEASE, row, nominated, victims, message)
 
 
 @pytest.mark.parametrize("nodes, pods, pdbs, candidates", DRY_RUN)
@@ -278,188 +42,23 @@ def test_dry_run_preemption(nodes, pods, pdbs, candidates):
 
 
 def test_dry_run_looks_past_num_candidates_for_a_pdb_clean_node():
-    """TestDryRunPreemption, "preemption looks past numCandidates until a non-PDB violating node is
-    found": five nodes, each with one mid pod of the large size; those on node1, node2 and node5
-    carry app=foo, whose budget allows no disruption. With at least 40% and at least 2 candidates
-    wanted, upstream's dry run (from its seeded offset) returns node1 and node5 (one violation
-    each) and goes on to node3 (none). The model cannot know the offset: it checks those
-    candidates' victims and violations, the number wanted, and that whatever sample the dry run
-    stops at holds a candidate that breaks no budget, so the node chosen is one (node3 among them)."""
-    nodes = [big_node(f"node{i}") for i in range(1, 6)]
-    pods = [pod("p", HIGH, size=LARGE)] + [
-        pod(f"p{i}", MID, on=f"node{i}", size=LARGE, labels=FOO if i in (1, 2, 5) else None) for i in range(1, 6)]
-    state = cluster(nodes, pods, [budget("pdb", FOO, 0)])
-    found = dry_run(state, "p")
-    assert {n: found[n] for n in ("node1", "node3", "node5")} == {
-        "node1": (["p1"], 1), "node3": (["p3"], 0), "node5": (["p5"], 1)}
-    sample = num_candidates(len(nodes), percentage=40, absolute=2)
-    assert sample == 2
-    p = state.pod_keyed(f"{NS}/p")
-    verdicts = [select_victims_on_node(state, p, n, UPSTREAM, T0, flt.Status(flt.UNSCHEDULABLE)) for n in nodes]
-    chosen, _ = pick_nodes([v for v in verdicts if v.candidate], state, T0, sample)
-    assert "node3" in chosen and chosen <= {"node3", "node4"}
-
-
-# -- TestSelectBestCandidate ----------------------------------------------------------------------------
-
-def _on(node_name: str, *specs):
-    """Pods ``<node>.<i>`` on a node, each (priority, size, start)."""
-    i = node_name.removeprefix("node")
-    return [pod(f"p{i}.{j}", prio, on=node_name, size=size, start=start)
-            for j, (prio, size, start) in enumerate(specs, 1)]
-
-
-E0 = at(0)
-SELECT_BEST = [
-    pytest.param(
-        # a pod that fits on both nodes when lower priority pods are preempted
-        2, pod("p", HIGH, size=LARGE),
-        [pod("p1", MID, on="node1", size=LARGE, start=E0), pod("p2", MID, on="node2", size=LARGE, start=E0)],
-        {"node1", "node2"}, id="fits-both-nodes"),
-    pytest.param(
-        # node with min highest priority pod is picked
-        3, pod("p", HIGH, size=VERY_LARGE),
-        _on("node1", (MID, MEDIUM, E0), (MID, LARGE, E0)) + _on("node2", (MID, MEDIUM, E0), (LOW, MEDIUM, E0))
-        + _on("node3", (LOW, MEDIUM, E0), (LOW, MEDIUM, E0)),
-        {"node3"}, id="min-highest-priority"),
-    pytest.param(
-        # when highest priorities are the same, minimum sum of priorities is picked
-        3, pod("p", HIGH, size=VERY_LARGE),
-        _on("node1", (MID, MEDIUM, E0), (MID, LARGE, E0)) + _on("node2", (MID, LARGE, E0), (LOW, MEDIUM, E0))
-        + _on("node3", (MID, MEDIUM, E0), (MID, MEDIUM, E0)),
-        {"node2"}, id="min-sum"),
-    pytest.param(
-        # when highest priority and sum are the same, minimum number of pods is picked
-        3, pod("p", HIGH, size=VERY_LARGE),
-        _on("node1", (MID, SMALL, E0), (NEG, SMALL, E0), (MID, SMALL, E0), (NEG, SMALL, E0))
-        + _on("node2", (MID, LARGE, E0), (NEG, MEDIUM, E0))
-        + _on("node3", (MID, MEDIUM, E0), (NEG, SMALL, E0), (LOW, SMALL, E0)),
-        {"node2"}, id="min-number-of-pods"),
-    pytest.param(
-        # sum of adjusted priorities is considered
-        3, pod("p", HIGH, size=VERY_LARGE),
-        _on("node1", (MID, SMALL, E0), (NEG, SMALL, E0), (NEG, SMALL, E0))
-        + _on("node2", (MID, LARGE, E0), (NEG, MEDIUM, E0))
-        + _on("node3", (MID, MEDIUM, E0), (NEG, SMALL, E0), (LOW, SMALL, E0)),
-        {"node2"}, id="adjusted-sum"),
-    pytest.param(
-        # non-overlapping lowest high priority, sum priorities, and number of pods
-        4, pod("p", VERY_HIGH, size=VERY_LARGE),
-        _on("node1", (MID, SMALL, E0), (LOW, SMALL, E0), (LOW, SMALL, E0))
-        + _on("node2", (HIGH, LARGE, E0))
-        + _on("node3", (MID, MEDIUM, E0), (LOW, SMALL, E0), (LOW, SMALL, E0), (LOW, MEDIUM, E0))
-        + _on("node4", (MID, MEDIUM, E0), (MID, SMALL, E0), (MID, SMALL, E0), (NEG, SMALL, E0)),
-        {"node1"}, id="non-overlapping-criteria"),
-    pytest.param(
-        # same priority, same number of victims, different start time for each node's pod
-        3, pod("p", HIGH, size=VERY_LARGE),
-        _on("node1", (MID, MEDIUM, at(2)), (MID, MEDIUM, at(2)))
-        + _on("node2", (MID, MEDIUM, at(3)), (MID, MEDIUM, at(3)))
-        + _on("node3", (MID, MEDIUM, at(1)), (MID, MEDIUM, at(1))),
-        {"node2"}, id="start-time-per-node"),
-    pytest.param(
-        # same priority, same number of victims, different start time for all pods
-        3, pod("p", HIGH, size=VERY_LARGE),
-        _on("node1", (MID, MEDIUM, at(4)), (MID, MEDIUM, at(2)))
-        + _on("node2", (MID, MEDIUM, at(5)), (MID, MEDIUM, at(1)))
-        + _on("node3", (MID, MEDIUM, at(3)), (MID, MEDIUM, at(6))),
-        {"node3"}, id="start-time-all-pods"),
-    pytest.param(
-        # different priority, same number of victims, different start time for all pods
-        3, pod("p", HIGH, size=VERY_LARGE),
-        _on("node1", (LOW, MEDIUM, at(4)), (MID, MEDIUM, at(2)))
-        + _on("node2", (MID, MEDIUM, at(6)), (LOW, MEDIUM, at(1)))
-        + _on("node3", (LOW, MEDIUM, at(3)), (MID, MEDIUM, at(5))),
-        {"node2"}, id="priority-then-start-time"),
-]
+    """TestDryRunPreemption, "preemption looks past numCandidates until a non-PDB violating node is found"."""
+    check_dry_run_looks_past_num_candidates(RELEASE)
 
 
 @pytest.mark.parametrize("n, preemptor, pods, best", SELECT_BEST)
 def test_select_best_candidate(n, preemptor, pods, best):
-    """TestSelectBestCandidate: after the dry run over every node, the node chosen is one of ``best``
-    (the model's set of equally good nodes is exactly those upstream accepts)."""
-    state = cluster([big_node(f"node{i}") for i in range(1, n + 1)], [preemptor, *pods])
-    pr = predict(state, f"{NS}/p", UPSTREAM, T0)
-    assert (pr.outcome, pr.nodes) == ("preempt", frozenset(best)), pr.reasons
+    """TestSelectBestCandidate: the node chosen is one of ``best``."""
+    check_select_best(RELEASE, n, preemptor, pods, best)
 
 
-# -- TestPodEligibleToPreemptOthers ---------------------------------------------------------------------
-
-GONE = T0 - timedelta(seconds=1)  # a deletion timestamp: the pod is terminating
-ELIGIBLE = [
-    pytest.param(
-        # Pod with nominated node: the nominated node's status is UnschedulableAndUnresolvable (an
-        # untolerated taint), so a terminating lower pod there does not hold it back
-        pod("p_with_nominated_node", HIGH, nominated_node_name="node1"),
-        [pod("p1", LOW, on="node1", deletion_timestamp=GONE)], ["node1"],
-        flt.Status(flt.UNRESOLVABLE, ("node(s) had untolerated taint(s)",)), True, id="nominated-node-unresolvable"),
-    pytest.param(
-        # Pod without nominated node
-        pod("p_without_nominated_node", HIGH), [], [], None, True, id="no-nominated-node"),
-    pytest.param(
-        # Pod with 'PreemptNever' preemption policy
-        pod("p_with_preempt_never_policy", HIGH, preemption_policy=PREEMPT_NEVER), [], [], None, False,
-        id="preempt-never"),
-    pytest.param(
-        # preemption victim pod terminating, as indicated by the dedicated DisruptionTarget condition
-        pod("p_with_nominated_node", HIGH, nominated_node_name="node1"),
-        [pod("p1", LOW, on="node1", deletion_timestamp=GONE, disruption_target_by_preemption=True)], ["node1"],
-        None, False, id="victim-terminating-by-preemption"),
-    pytest.param(
-        # non-victim Pods terminating
-        pod("p_with_nominated_node", HIGH, nominated_node_name="node1"),
-        [pod("p1", LOW, on="node1", deletion_timestamp=GONE)], ["node1"], None, True,
-        id="non-victim-terminating"),
-]
-
-
-@pytest.mark.parametrize("preemptor, pods, nodes, nominated_status, want", ELIGIBLE)
-def test_pod_eligible_to_preempt_others(preemptor, pods, nodes, nominated_status, want):
+@pytest.mark.parametrize("preemptor, pods, groups, nodes, nominated_status, gates, want", ELIGIBLE)
+def test_pod_eligible_to_preempt_others(preemptor, pods, groups, nodes, nominated_status, gates, want):
     """TestPodEligibleToPreemptOthers: whether the pod may preempt at all."""
-    state = cluster([node(n) for n in nodes], [preemptor, *pods])
-    ok, _ = eligible(state, preemptor, UPSTREAM, nominated_status)
-    assert ok is want
-
-
-# -- TestPreempt ----------------------------------------------------------------------------------------
-
-def _preempt_pods(policy: str | None):
-    kw = {} if policy is None else {"preemption_policy": policy}
-    return [pod("p", HIGH, size=VERY_LARGE, **kw),
-            pod("p1.1", LOW, on="node1", size=SMALL), pod("p1.2", LOW, on="node1", size=SMALL),
-            pod("p2.1", HIGH, on="node2", size=LARGE), pod("p3.1", MID, on="node3", size=MEDIUM)]
-
-
-PREEMPT = [
-    # basic preemption logic (policy PreemptLowerPriority)
-    pytest.param("PreemptLowerPriority", "node1", ["p1.1", "p1.2"], id="basic"),
-    # no preempting in pod (policy Never)
-    pytest.param(PREEMPT_NEVER, None, [], id="preempt-never"),
-    # PreemptionPolicy is nil: the model's pod carries the default the API server gives it
-    pytest.param(None, "node1", ["p1.1", "p1.2"], id="policy-nil"),
-]
+    check_eligible(RELEASE, preemptor, pods, groups, nodes, nominated_status, gates, want)
 
 
 @pytest.mark.parametrize("policy, nominated, victims", PREEMPT)
 def test_preempt(monkeypatch, policy, nominated, victims):
-    """TestPreempt: with every node given as Unschedulable, the preemptor is nominated to
-    ``nominated`` and exactly ``victims`` are preempted (none, and no nomination, when it may not
-    preempt). Then, with its victims terminating by preemption and itself nominated there, a second
-    attempt, given no node statuses, preempts nobody more."""
-    nodes = [big_node(f"node{i}") for i in (1, 2, 3)]
-    state = cluster(nodes, _preempt_pods(policy))
-    given_statuses(monkeypatch, {n.name: flt.UNSCHEDULABLE for n in nodes})
-    pr = predict(state, f"{NS}/p", UPSTREAM, T0)
-    if nominated is None:
-        assert (pr.outcome, pr.nodes, pr.victims) == ("unschedulable", frozenset(), {})
-        return
-    assert (pr.outcome, pr.nodes) == ("preempt", frozenset({nominated}))
-    assert names(pr.victims[nominated]) == victims
-
-    after = state
-    for key in pr.victims[nominated]:
-        after = after.with_pod(after.pod_keyed(key).with_(deletion_timestamp=T0, disruption_target_by_preemption=True))
-    after = after.with_pod(after.pod_keyed(f"{NS}/p").with_(nominated_node_name=nominated))
-    given_statuses(monkeypatch, {})
-    again = predict(after, f"{NS}/p", UPSTREAM, T0 + timedelta(seconds=1))
-    assert again.outcome != "preempt" and not again.victims
+    """TestPreempt: the preemptor's nomination and victims, then no second preemption."""
+    check_preempt(monkeypatch, RELEASE, policy, nominated, victims)
