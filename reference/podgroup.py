@@ -22,8 +22,9 @@ from . import filter as flt
 from .objects import PREEMPT_NEVER, ClusterState, Pod, PodGroup
 from .fit_error import fit_error
 from .preemption import filter_nodes
-from .release import GROUP_NOMINATED_WHERE_PLACED, GROUP_PLACEMENT_FIXED, GROUP_PRIORITY_MUST_MATCH, Gates, has, minor
-from .victim import Unit, split_by_pdb, victim_units
+from .release import (GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION, GROUP_PLACEMENT_FIXED,
+                      GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
+from .victim import Unit, pod_priority, split_by_pdb, victim_units
 
 # Pod groups exist from this release on (alpha; beta in 1.37): before it every pod is scheduled alone.
 SINCE = "1.36"
@@ -36,6 +37,7 @@ MISMATCH = "all pods in a single pod group should have the same priority as the 
 NO_VICTIMS = "No preemption victims found for incoming preemptor"
 NEVER = "not eligible due to preemptionPolicy=Never."
 UNSCHEDULABLE = "pod group is unschedulable"
+ONGOING = "ongoing preemption on nominated nodes"
 WAITING_FOR_GANG = "waiting for minCount pods from a gang to be scheduled"
 
 
@@ -164,6 +166,16 @@ def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str,
     return victims, room, ""
 
 
+def ongoing_preemption(state: ClusterState, group: PodGroup, pods: list[Pod]) -> bool:
+    """isOngoingPreemption (1.37): some pending pod of the group is nominated to a node where a pod
+    below the group's priority -- at its own pod group's priority where it names one -- is
+    terminating by preemption. Whose preemption it was does not matter: the group's victims being
+    tracked (``attempt``'s ``preempting``) is the PreEnqueue hold; this is the preemption's own check."""
+    nominated = {p.nominated_node_name for p in pods if p.nominated_node_name}
+    return any(pod_priority(state, o) < group.priority and o.terminating and o.disruption_target_by_preemption
+               for n in nominated for o in state.pods_on(n))
+
+
 def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, now: datetime,
             preempting: bool, choices: dict[str, str] | None = None) -> GroupAttempt:
     """One cycle of ``group``'s pending pods. ``preempting``: victims of its last preemption are still
@@ -193,6 +205,13 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
         return GroupAttempt(group.key, "unschedulable", messages={k: f"{m} preemption: {NEVER}" for k, m in messages.items()},
                             reasons=(f"pod group {group.key} does not fit and may not preempt: {NEVER}",),
                             rejectors=rejectors)
+    if has(release, GROUP_ONGOING_PREEMPTION) and ongoing_preemption(state, group, pods):
+        # Upstream's preemption then succeeds with no victims and the pods' nominations as they are
+        # (podgrouppreemption_test.go TestPodGroupEvaluator_Preempt, the "returns success with current
+        # nominating infos" rows, 1.37.2): the group stays pending, its nominations untouched.
+        return GroupAttempt(group.key, "unschedulable", messages=messages, rejectors=rejectors,
+                            nominations={p.key: p.nominated_node_name for p in pods},
+                            reasons=(f"pod group {group.key} does not fit and waits: {ONGOING}",))
     victims, room, why = preempt(state, group, pods, release, now, choices)
     if room is None or not victims:
         return GroupAttempt(group.key, "unschedulable",
@@ -210,5 +229,5 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
                                  f"{len(room.nodes)} pod(s)",))
 
 
-__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "members_in_order", "place",
-           "preempt", "succeeds", "victim_units"]
+__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "members_in_order",
+           "ongoing_preemption", "place", "preempt", "succeeds", "victim_units"]

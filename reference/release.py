@@ -89,6 +89,11 @@ GROUP_NOMINATED_WHERE_PLACED = Switch(
     "after workload-aware preemption each placed pod of the group is nominated to the node the "
     "preemption placed it on (1.36 nominates the pods that fitted in the failed attempt, to the node "
     "they fitted on there)")
+GROUP_ONGOING_PREEMPTION = Switch(
+    "group-ongoing-preemption", "1.37", "kubernetes#138710, #140641",
+    "a pod group that fails its cycle does not preempt while a pod of it is nominated to a node where a "
+    "pod below the group's priority (its own group's, where it names one) is terminating by preemption: "
+    "it keeps its nominations and finds no new victims (1.36 has no such check)")
 LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
     "lone-preemptor-group-victims", "1.37", "kubernetes#137981",
     "a lone preemptor (a pod in no pod group) weighs its victims as pod-group preemption does: a pod "
@@ -100,7 +105,7 @@ SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREE
             NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS,
             PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH,
-            GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED,
+            GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION,
             LONE_PREEMPTOR_GROUP_VICTIMS)
 
 

@@ -22,7 +22,8 @@ from reference.release import PREEMPTION_SUCCESS_MESSAGE, has
 from tests.builders import T0
 from tests.peers.upstream_tables import (
     HIGH, LARGE, LOW, MEDIUM, MID, NEG, NS, SMALL, UPSTREAM, VERY_HIGH, VERY_LARGE,
-    at, big_node, budget, cluster, dry_run, given_statuses, groups_on, names, node, pod, verdict,
+    at, big_node, budget, cluster, dry_run, false_filter, given_filters, given_statuses, groups_on, match_filter,
+    names, node, pod, true_filter, verdict,
 )
 
 
@@ -190,6 +191,24 @@ DRY_RUN = [
 ]
 
 
+# Rows whose profile has one test-only filter plugin and no NodeResourcesFit (given_filters).
+FAKE_FILTERS = [
+    # a pod that does not fit on any node: the one filter (FalseFilter) always says Unschedulable
+    pytest.param(false_filter, "p", id="does-not-fit-any-node"),
+    # a pod that fits with no preemption: the one filter (TrueFilter) always passes
+    pytest.param(true_filter, "p", id="fits-with-no-preemption"),
+    # a pod that fits on one node with no preemption: MatchFilter passes where the pod is named as the
+    # node; the preemptor is named node1
+    pytest.param(match_filter, "node1", id="fits-one-node-with-no-preemption"),
+]
+
+
+def check_dry_run_with_test_filter(monkeypatch, plugin, preemptor: str) -> None:
+    """TestDryRunPreemption with one test filter plugin: two nodes of the very large size, each with
+    one mid pod (no requests); the high preemptor (no requests) finds no candidate at all."""
+    given_filters(monkeypatch, plugin)
+    state = cluster(TWO_NODES, [pod(preemptor, HIGH), pod("p1", MID, on="node1"), pod("p2", MID, on="node2")])
+    assert dry_run(state, preemptor) == {}
 
 
 def check_dry_run_looks_past_num_candidates(release: str) -> None:

@@ -14,10 +14,12 @@ import pytest
 from tests.peers.default_preemption_rows import (
     DRY_RUN,
     ELIGIBLE,
+    FAKE_FILTERS,
     POST_FILTER,
     PREEMPT,
     SELECT_BEST,
     check_dry_run_looks_past_num_candidates,
+    check_dry_run_with_test_filter,
     check_eligible,
     check_post_filter,
     check_preempt,
@@ -39,6 +41,12 @@ def test_post_filter(monkeypatch, row, nominated, victims, message):
 def test_dry_run_preemption(nodes, pods, pdbs, candidates):
     """TestDryRunPreemption: the dry run over every node finds these candidates (victims, PDB violations)."""
     assert dry_run(cluster(nodes, pods, pdbs), "p") == candidates
+
+
+@pytest.mark.parametrize("plugin, preemptor", FAKE_FILTERS)
+def test_dry_run_preemption_with_test_filter(monkeypatch, plugin, preemptor):
+    """TestDryRunPreemption, the rows whose profile has one test filter plugin and no NodeResourcesFit."""
+    check_dry_run_with_test_filter(monkeypatch, plugin, preemptor)
 
 
 def test_dry_run_looks_past_num_candidates_for_a_pdb_clean_node():

@@ -26,6 +26,7 @@ from tests.builders import T0
 from tests.peers.default_preemption_rows import (
     DRY_RUN,
     ELIGIBLE,
+    FAKE_FILTERS,
     FOO,
     GONE,
     NO_VICTIMS,
@@ -33,8 +34,8 @@ from tests.peers.default_preemption_rows import (
     POST_FILTER,
     PREEMPT,
     SELECT_BEST,
-    TWO_NODES,
     check_dry_run_looks_past_num_candidates,
+    check_dry_run_with_test_filter,
     check_eligible,
     check_post_filter,
     check_preempt,
@@ -53,7 +54,6 @@ from tests.peers.upstream_tables import (
     budget,
     cluster,
     dry_run,
-    given_filters,
     group,
     groups_on,
     names,
@@ -94,38 +94,10 @@ def test_dry_run_preemption(nodes, pods, pdbs, candidates):
     assert dry_run(cluster(nodes, pods, pdbs), "p") == candidates
 
 
-def _false_filter(state, p, n, resident):
-    return flt.Status(flt.UNSCHEDULABLE, ("FalseFilter",), "FalseFilter")
-
-
-def _true_filter(state, p, n, resident):
-    return flt.OK
-
-
-def _match_filter(state, p, n, resident):
-    """Passes where the pod is named as the node."""
-    return flt.OK if p.name == n.name else flt.Status(flt.UNSCHEDULABLE, ("MatchFilter",), "MatchFilter")
-
-
-FAKE_FILTERS = [
-    # a pod that does not fit on any node: the one filter (FalseFilter) always says Unschedulable
-    pytest.param(_false_filter, "p", id="does-not-fit-any-node"),
-    # a pod that fits with no preemption: the one filter (TrueFilter) always passes
-    pytest.param(_true_filter, "p", id="fits-with-no-preemption"),
-    # a pod that fits on one node with no preemption: MatchFilter passes where the pod is named as the
-    # node; the preemptor is named node1
-    pytest.param(_match_filter, "node1", id="fits-one-node-with-no-preemption"),
-]
-
-
 @pytest.mark.parametrize("plugin, preemptor", FAKE_FILTERS)
 def test_dry_run_preemption_with_test_filter(monkeypatch, plugin, preemptor):
-    """TestDryRunPreemption, the rows whose profile has one test filter plugin and no NodeResourcesFit:
-    two nodes of the very large size, each with one mid pod (no requests); the high preemptor (no
-    requests) finds no candidate at all."""
-    given_filters(monkeypatch, plugin)
-    state = cluster(TWO_NODES, [pod(preemptor, HIGH), pod("p1", MID, on="node1"), pod("p2", MID, on="node2")])
-    assert dry_run(state, preemptor) == {}
+    """TestDryRunPreemption, the rows whose profile has one test filter plugin and no NodeResourcesFit."""
+    check_dry_run_with_test_filter(monkeypatch, plugin, preemptor)
 
 
 def test_dry_run_looks_past_num_candidates_for_a_pdb_clean_node():

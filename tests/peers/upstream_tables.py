@@ -105,6 +105,21 @@ def given_filters(monkeypatch, plugin) -> None:
     monkeypatch.setattr(flt, "only_resources_matter", lambda *a: False)
 
 
+def false_filter(state, p, n, resident):
+    """Upstream's test-only FalseFilter: Unschedulable everywhere."""
+    return flt.Status(flt.UNSCHEDULABLE, ("FalseFilter",), "FalseFilter")
+
+
+def true_filter(state, p, n, resident):
+    """Upstream's test-only TrueFilter: passes everywhere."""
+    return flt.OK
+
+
+def match_filter(state, p, n, resident):
+    """Upstream's test-only MatchFilter: passes where the pod is named as the node."""
+    return flt.OK if p.name == n.name else flt.Status(flt.UNSCHEDULABLE, ("MatchFilter",), "MatchFilter")
+
+
 def names(keys) -> list[str]:
     return sorted(k.split("/", 1)[1] for k in keys)
 
