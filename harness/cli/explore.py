@@ -20,6 +20,9 @@ def register(sub) -> None:
     x.add_argument("--shrink-rounds", type=int, default=6, help="rounds of shrinking per divergence (0: none)")
     x.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the clusters (default: the "
                    f"kit's default release, {DEFAULT_RELEASE})")
+    x.add_argument("--faults", action="store_true",
+                   help="draw faults too (scheduler restarts, pauses, failovers, API server restarts, at quiet "
+                        "moments and at named points of a preemption): each such draw runs on a cluster of its own")
     x.add_argument("--out", type=Path, default=Path("artifacts") / "explore", help="where divergences go")
     x.add_argument("--shard", metavar="i/N",
                    help="run the i-th of N parts of the draws (i from 1; by draw index, round-robin; the seed "
@@ -59,11 +62,11 @@ def run(args) -> int:
 
     shard = split.parse(args.shard) if args.shard else split.WHOLE
     begun = time.time()
-    drawn = generate(args.count, args.seed)
+    drawn = generate(args.count, args.seed, faults=args.faults)
     # Every shard draws all of them (a few seconds) and keeps its own: the same draws, the same ids.
     trees = split.pick(drawn, shard)
     release = args.k8s_version or pins.default_release()
-    lines = [f"./kit explore --count {args.count} --seed {args.seed} on Kubernetes {release}: "
+    lines = [f"./kit explore --count {args.count} --seed {args.seed}{' --faults' if args.faults else ''} on Kubernetes {release}: "
              f"{len(drawn)} scenarios drawn" + ("" if shard == split.WHOLE else f", shard {shard}: {len(trees)} of them")]
     print(lines[0], flush=True)
     summaries = []

@@ -24,6 +24,7 @@ from harness.host import lifecycle
 from harness.errors import KitError
 from harness.explore.generate import looks_midway
 from harness.formats.nodes import NODE_ACTIONS
+from harness.formats.pods import FAULT_ACTIONS, POINTS
 from harness.run.pods.placement import why_alone
 from harness.run.pods.result import Result
 from harness.formats.pods import Scenario
@@ -39,6 +40,8 @@ def kind_of(result: Result) -> str | None:
         return "runner"  # the kit could not observe or act: never evidence about the scheduler
     if any(f.fails for s in result.steps for f in s.findings):
         return "scheduler fault"
+    if result.violations:
+        return "history rule"  # harness.run.pods.invariants: broken between two looks
     if any(s.mismatches or s.expect_mismatches for s in result.steps):
         return "outcome"
     return None
@@ -68,7 +71,10 @@ class Summary:
     events: dict[str, int] = field(default_factory=dict)
 
     def count_events(self, tree: dict) -> None:
-        for action in sorted({k for step in tree.get("steps", []) for k in step if k in NODE_ACTIONS}):
+        used = {k for step in tree.get("steps", []) for k in step if k in NODE_ACTIONS + FAULT_ACTIONS}
+        used |= {f"during.{k}@{step['during']['at']}" for step in tree.get("steps", []) if "during" in step
+                 for k in step["during"] if k != "at"}
+        for action in sorted(used):
             self.events[action] = self.events.get(action, 0) + 1
 
     def to_json(self) -> dict:
@@ -92,9 +98,12 @@ class Summary:
                f"{len(self.divergences)} diverged ({', '.join(f'{k}: {n}' for k, n in by_kind.items())}), "
                f"{self.known_faults} with a known scheduler fault that left the outcome as specified; "
                f"{self.seconds / 60:.1f} min"]
-        if self.events:
+        if any(k in NODE_ACTIONS for k in self.events):
             out.append("  node events, scenarios using each: "
                        + ", ".join(f"{k} {self.events.get(k, 0)}" for k in NODE_ACTIONS))
+        faults = sorted(k for k in self.events if k not in NODE_ACTIONS)
+        if faults:
+            out.append("  faults, scenarios using each: " + ", ".join(f"{k} {self.events[k]}" for k in faults))
         out += [f"  {d.shrunk['id']}: {d.kind}" + ("" if d.reproduced else " (seen once)") for d in self.divergences]
         return out
 

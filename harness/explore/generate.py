@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from reference.admission import HIGHEST_USER_DEFINABLE as LIMIT  # the highest value a user class may have
 from reference.toleration import DEFAULT_PREFIX
+from harness.formats.pods import POINTS
 
 MPP = DEFAULT_PREFIX + "minimum-preemptable-priority"
 TS = DEFAULT_PREFIX + "toleration-seconds"
@@ -178,8 +179,10 @@ def new_pod(draw, name: str, class_list: list[dict], node_list: list[dict]) -> d
 
 
 @st.composite
-def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], windows: bool = False) -> list[dict]:
+def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], windows: bool = False,
+          faults: bool = False) -> list[dict]:
     out: list[dict] = []
+    failed_over = [False]  # one failover per scenario, and no scheduler restart after it
     live = list(pods)
     classes_now = {c["name"]: c for c in class_list}
     deleted: dict[str, dict] = {}
@@ -188,13 +191,15 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
     for _ in range(draw(st.integers(1, 5))):
         kind = draw(st.sampled_from(["createPod"] * 8 + ["deletePod"] * 2
                                     + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]
-                                    + ["node"] * 8))
-        if kind == "node":
+                                    + ["node"] * 8 + (["fault"] * 4 if faults else [])))
+        if kind == "fault":
+            out.append(draw(fault_step(failed_over)))
+        elif kind == "node":
             out.append(draw(node_step(nodes_now, len(out))))
         elif kind == "deletePod" and live:
             name = draw(st.sampled_from(live))
             live.remove(name)
-            out.append(_maybe_midway(draw, {"deletePod": name}))
+            out.append(_maybe_during(draw, _maybe_midway(draw, {"deletePod": name}), faults, failed_over))
         elif kind == "createClass":
             made += 1
             value = LIMIT + 1 if draw(st.integers(0, 4)) == 0 else draw(st.integers(-100, 2000))
@@ -233,8 +238,36 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
         else:
             name = f"q{len(out) + 1}"
             live.append(name)
-            out.append(_maybe_midway(draw, {"createPod": draw(new_pod(name, list(classes_now.values()), list(nodes_now.values())))}))
+            step = _maybe_midway(draw, {"createPod": draw(new_pod(name, list(classes_now.values()), list(nodes_now.values())))})
+            out.append(_maybe_during(draw, step, faults, failed_over))
     return out
+
+
+def _fault(draw, failed_over: list[bool]) -> dict:
+    """One fault's fields (harness.formats.pods.FAULT_ACTIONS): after a failover the leader is the
+    standby, which the kit does not restart, and no second failover is possible."""
+    kinds = ["pauseScheduler", "restartApiserver"] + ([] if failed_over[0] else ["restartScheduler"] * 2 + ["failover"])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "failover":
+        failed_over[0] = True
+        return {"failover": "kill"}
+    if kind == "pauseScheduler":
+        return {"pauseScheduler": f"{draw(st.integers(1, 10))}s"}
+    return {kind: draw(st.sampled_from(["kill", "graceful"]))}
+
+
+@st.composite
+def fault_step(draw, failed_over: list[bool]) -> dict:
+    """A fault step at a quiet moment between two actions (docs/faults.md)."""
+    return _maybe_midway(draw, _fault(draw, failed_over))
+
+
+def _maybe_during(draw, step: dict, faults: bool, failed_over: list[bool]) -> dict:
+    """With faults drawn, a third of the pod steps inject one at a named point of what they start
+    (a point that never comes injects nothing, and the model says whether it should have)."""
+    if not faults or draw(st.integers(0, 2)) != 0:
+        return step
+    return dict(step, during=dict(_fault(draw, failed_over), at=draw(st.sampled_from(POINTS))))
 
 
 # Keeps every pod off a node it is on: the only nodes the generator deletes (a node with pods left
@@ -311,7 +344,7 @@ def _short_window(c: dict) -> bool:
 
 
 @st.composite
-def scenario_trees(draw, scenario_id: str = "explore") -> dict:
+def scenario_trees(draw, scenario_id: str = "explore", faults: bool = False) -> dict:
     # Both make a scenario `alone` (slower to run): a minority, drawn once per scenario.
     windows = draw(st.integers(0, 9)) == 0
     global_default = draw(st.integers(0, 29)) == 0
@@ -320,7 +353,7 @@ def scenario_trees(draw, scenario_id: str = "explore") -> dict:
     pods = draw(initial_pods(node_list, class_list))
     pdbs = [{"name": f"keep-{app}", "selector": {"app": app}, "minAvailable": draw(st.integers(0, 2))}
             for app in APPS if draw(st.integers(0, 3)) == 0]
-    step_list = draw(steps(class_list, node_list, [p["name"] for p in pods], windows))
+    step_list = draw(steps(class_list, node_list, [p["name"] for p in pods], windows, faults))
     every_class = class_list + [s.get("createClass") or s.get("updateClass") for s in step_list
                                 if s.get("createClass") or s.get("updateClass")]
     alone = any(c.get("globalDefault") for c in every_class) or any(_short_window(c) for c in every_class)
@@ -332,8 +365,9 @@ def scenario_trees(draw, scenario_id: str = "explore") -> dict:
     return tree
 
 
-def generate(count: int, seed: int) -> list[dict]:
-    """``count`` scenario trees, the same ones for the same seed (and hypothesis version)."""
+def generate(count: int, seed: int, faults: bool = False) -> list[dict]:
+    """``count`` scenario trees, the same ones for the same seed (and hypothesis version);
+    ``faults``: with fault steps and during: faults among the steps (docs/faults.md)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as seed_
 
@@ -342,7 +376,7 @@ def generate(count: int, seed: int) -> list[dict]:
     @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @seed_(seed)
-    @given(scenario_trees())
+    @given(scenario_trees(faults=faults))
     def collect(tree: dict) -> None:
         out.append(tree)
 

@@ -160,3 +160,15 @@ def test_kind_of_a_result():
     fault = Fault("one preemptor, victims on two nodes", "...", True)
     assert explore.kind_of(Result(s, "plugins", steps=[StepRecord(0, "x", {}, {}, [], [], [], [fault])])) == "scheduler fault"
     assert explore.kind_of(Result(s, "plugins", error="x", cancelled=True)) is None
+
+
+def test_with_faults_every_fault_kind_and_point_is_drawn_and_every_draw_is_valid():
+    from harness.explore.campaign import valid
+    from harness.formats.pods import FAULT_ACTIONS, POINTS
+
+    trees = generate(300, 2, faults=True)
+    assert all(valid(t) is not None for t in trees)
+    steps = [st for t in trees for st in t["steps"]]
+    assert all(any(a in st for st in steps) for a in FAULT_ACTIONS)
+    assert {st["during"]["at"] for st in steps if "during" in st} == set(POINTS)
+    assert generate(30, 2) == generate(30, 2, faults=False), "draws without faults stay as they were"
