@@ -24,7 +24,7 @@ from harness.host import lifecycle
 from harness.errors import KitError
 from harness.explore.generate import looks_midway
 from harness.formats.nodes import NODE_ACTIONS
-from harness.formats.pods import FAULT_ACTIONS, POINTS
+from harness.formats.pods import FAULT_ACTIONS
 from harness.run.pods.placement import why_alone
 from harness.run.pods.result import Result
 from harness.formats.pods import Scenario
