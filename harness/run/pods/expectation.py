@@ -187,8 +187,9 @@ def fault_variants(before: World, step: Step, namespace: str = "default") -> lis
     """Which of the action's preemption writes a during: fault may find missing, by its point:
     None (all written) first. At victimMarked any victim's deletion and the nomination may be
     missing; at victimDeleting at least one victim is deleting; at nominated the nomination is
-    written. At victimGone every write is long done."""
-    if step.during is None or step.during.at == "victimGone":
+    written. At victimGone every write is long done, and a pause loses none."""
+    # A paused scheduler does its remaining writes once it goes on: none is lost.
+    if step.during is None or step.during.at == "victimGone" or step.during.pauseScheduler is not None:
         return [None]
     after = act(before, step, namespace)
     if not point_reached(before, after, step):
