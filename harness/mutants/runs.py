@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.formats.mutants import Mutant
-from harness.run.results import Cause, Report, Verdict
+from harness.run.results import Cause, Outcome, Report, Verdict
 
 
 @dataclass
@@ -56,13 +56,15 @@ def tally(report: Report, run: Run) -> Run:
     """A JUnit report's verdicts into ``run``, read from the verdict each scenario test recorded
     (harness.run.pods.verdict.record): a FAIL resting on a difference is a kill; one a named
     scheduler fault or a kit error failed is not, whatever differences it shows beside them. A
-    failing test with no recorded verdict (the smoke test) is a kill."""
+    test with no recorded verdict (the smoke test) that failed its assertion is a kill; one that
+    errored (its set-up or teardown raised: a cluster that did not start, a build tool that could
+    not be spawned) is a kit error."""
     stopped = 0
     for case in report.cases:
         if case.failed:
             name = case.id.scenario or case.id.test
-            (run.faults if case.cause is Cause.FAULT else run.kit_errors if case.cause is Cause.KIT_ERROR
-             else run.failed).append(name)
+            kit_error = case.cause is Cause.KIT_ERROR or (case.cause is None and case.outcome is Outcome.ERROR)
+            (run.faults if case.cause is Cause.FAULT else run.kit_errors if kit_error else run.failed).append(name)
         elif not case.skipped:
             run.passed += 1
         elif case.verdict is Verdict.STOPPED:

@@ -179,3 +179,17 @@ def test_a_batch_stopped_with_no_failing_test_is_no_survival(tmp_path):
         '</testsuite></testsuites>')
     run = tally(report, Run("m", "plugins"))
     assert not run.killed and "stopped by -x with no failing test" in run.error
+
+
+def test_a_smoke_test_that_errored_in_its_set_up_is_a_kit_error_not_a_kill(tmp_path):
+    """A kill matrix once counted a mutant killed by the smoke test, whose set-up had failed to
+    spawn the go binary (EFAULT under load): an error says nothing about the mutant."""
+    errored = _report(tmp_path,
+        '<testsuites><testsuite><testcase name="test_high_priority_pod_preempts_low_priority_pod[plugins@1.34]">'
+        '<error message="OSError: [Errno 14] Bad address"/></testcase></testsuite></testsuites>')
+    run = tally(errored, Run("m", "plugins"))
+    assert not run.killed and run.inconclusive and run.kit_errors == ["test_high_priority_pod_preempts_low_priority_pod"]
+    failed = _report(tmp_path,
+        '<testsuites><testsuite><testcase name="test_high_priority_pod_preempts_low_priority_pod[plugins@1.34]">'
+        '<failure message="the victim was not preempted"/></testcase></testsuite></testsuites>')
+    assert tally(failed, Run("m", "plugins")).killed, "its assertion failing is a kill"
