@@ -197,7 +197,8 @@ class LocalCluster:
 
     def pause_scheduler(self, seconds: float) -> None:
         """The scheduler under test frozen for ``seconds`` (SIGSTOP, then SIGCONT): a fault step."""
-        self._kwokctl.hold("kube-scheduler", seconds)
+        # After a failover the scheduler that runs is the standby.
+        self._kwokctl.hold(Standby(self._kwokctl, self.kubeconfig).leader(), seconds)
 
     def process_alive(self, component: str) -> bool:
         return self._kwokctl.alive(component)

@@ -99,6 +99,10 @@ class Standby:
                    logs=[self.kwokctl.log_path(STANDBY)])
         return f"lease holder {leader} killed; {self.holder()} leads {time.monotonic() - killed:.1f} s later"
 
+    def leader(self) -> str:
+        """The component that schedules now: the first scheduler, or after a failover the standby."""
+        return STANDBY if not self.kwokctl.alive(PRIMARY) and self.kwokctl.alive(STANDBY) else PRIMARY
+
     def release(self) -> None:
         ports.release(self.port_key)
 
