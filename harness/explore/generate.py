@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from reference.admission import HIGHEST_USER_DEFINABLE as LIMIT  # the highest value a user class may have
 from reference.toleration import DEFAULT_PREFIX
-from harness.formats.pods import POINTS
+from harness.formats.faults import POINTS
 
 MPP = DEFAULT_PREFIX + "minimum-preemptable-priority"
 TS = DEFAULT_PREFIX + "toleration-seconds"

@@ -25,6 +25,7 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 
 from harness import gates
 from harness.formats import common
+from harness.formats.faults import FAULT_ACTIONS, DuringFault
 from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioId, SpanField, Strict, dupes, field_path
 from harness.formats.nodes import (KWOK_ONLY, NODE_ACTIONS, LabelNode, NodeSpec, ResizeNode, TaintNode,
                                    UntaintNode, node_errors)
@@ -131,37 +132,8 @@ class Expect(Strict):
     evicted: list[str] = []  # evicted by its node's kubelet for pressure (Failed, reason Evicted)
 
 
-# Faults in the cluster under test: the kit must own the process, so such a scenario runs on a
-# local cluster of its own (harness/run/pods/placement.py).
-FAULT_ACTIONS = ("restartScheduler", "pauseScheduler", "restartApiserver", "failover")
 ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
            *NODE_ACTIONS, *FAULT_ACTIONS)
-
-
-# Named points of a preemption, as the recorded history shows them: a victim carries
-# DisruptionTarget (PreemptionByScheduler), a victim is terminating, the step's pod is
-# nominated, a victim is gone (its preemptor not yet bound, unless the scheduler was quicker).
-POINTS = ("victimMarked", "victimDeleting", "nominated", "victimGone")
-
-
-class DuringFault(Strict):
-    """A fault injected while the step's action plays out, the moment the history first shows ``at``."""
-
-    restartScheduler: Literal["kill", "graceful"] | None = None
-    pauseScheduler: Duration | None = None
-    restartApiserver: Literal["kill", "graceful"] | None = None
-    failover: Literal["kill"] | None = None
-    at: Literal[POINTS]  # type: ignore[valid-type]
-
-    @model_validator(mode="after")
-    def one_fault(self) -> DuringFault:
-        if len([a for a in FAULT_ACTIONS if getattr(self, a) is not None]) != 1:
-            raise ValueError(f"during: takes exactly one of {', '.join(FAULT_ACTIONS)}")
-        return self
-
-    @property
-    def action(self) -> str:
-        return next(a for a in FAULT_ACTIONS if getattr(self, a) is not None)
 
 
 class Step(Strict):

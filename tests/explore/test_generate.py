@@ -164,7 +164,7 @@ def test_kind_of_a_result():
 
 def test_with_faults_every_fault_kind_and_point_is_drawn_and_every_draw_is_valid():
     from harness.explore.campaign import valid
-    from harness.formats.pods import FAULT_ACTIONS, POINTS
+    from harness.formats.faults import FAULT_ACTIONS, POINTS
 
     trees = generate(300, 2, faults=True)
     assert all(valid(t) is not None for t in trees)
