@@ -1,12 +1,10 @@
 """Faults in the pod format: fault steps, and a during: fault at a named point of a preemption;
 a bad one is one clear error naming the file and the step's field."""
 
-import textwrap
-
 import pytest
 
-from harness.formats.common import ScenarioError
 from harness.formats.pods import load
+from tests.formats.files import error_of, with_steps
 
 BASE = """
 id: {id}
@@ -22,15 +20,7 @@ steps:
 
 
 def scenario(tmp_path, steps: str, name="case"):
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(BASE).format(id=name) + textwrap.indent(textwrap.dedent(steps), "  "))
-    return path
-
-
-def error_of(path) -> str:
-    with pytest.raises(ScenarioError) as e:
-        load(path)
-    return str(e.value)
+    return with_steps(tmp_path, BASE, steps, name)
 
 
 def test_a_during_fault_loads_and_makes_the_scenario_need_its_own_scheduler(tmp_path):

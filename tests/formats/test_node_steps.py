@@ -1,13 +1,11 @@
 """Node steps in the pod format (harness.formats.nodes): each names a node that exists by then,
 and a bad one is one clear error naming the file and the step's field."""
 
-import textwrap
-
 import pytest
 
-from harness.formats.common import ScenarioError
 from harness.formats.nodes import after
 from harness.formats.pods import load
+from tests.formats.files import error_of, with_steps
 
 BASE = """
 id: {id}
@@ -24,15 +22,7 @@ steps:
 
 
 def scenario(tmp_path, steps: str, name="case"):
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(BASE).format(id=name) + textwrap.indent(textwrap.dedent(steps), "  "))
-    return path
-
-
-def error_of(path) -> str:
-    with pytest.raises(ScenarioError) as e:
-        load(path)
-    return str(e.value)
+    return with_steps(tmp_path, BASE, steps, name)
 
 
 def test_every_node_step_loads_and_changes_the_node_it_names(tmp_path):

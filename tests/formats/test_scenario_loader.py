@@ -2,10 +2,9 @@
 
 import textwrap
 
-import pytest
 
-from harness.formats.common import ScenarioError
 from harness.formats.pods import load
+from tests.formats.files import error_of
 
 GOOD = """
 id: {id}
@@ -30,10 +29,6 @@ def write(tmp_path, text, name="case"):
     return path
 
 
-def error_of(path) -> str:
-    with pytest.raises(ScenarioError) as e:
-        load(path)
-    return str(e.value)
 
 
 def test_a_good_file_loads(tmp_path):
