@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kubernetes import client, config as kconfig
 from kubernetes.client.exceptions import ApiException
+from urllib3.util.retry import Retry
 
 from harness.errors import KitError
 from harness.host.wait import NotYet, wait_for
@@ -26,6 +27,58 @@ KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 # The taint a node joins with until it is seen Ready (reference.nodes.NOT_READY, as the API wants it).
 NOT_READY = client.V1Taint(key="node.kubernetes.io/not-ready", effect="NoSchedule")
 
+# Answers that mean "not now", not "no": the API server gave up waiting on its storage (504
+# Timeout, seen on a loaded 2-core machine), sheds load (429) or is not serving yet (503).
+BUSY = (429, 503, 504)
+BUSY_BOUND = 120.0  # how long a write keeps being checked and repeated while the API server is busy
+
+
+def read_retries() -> Retry:
+    """Reads are repeated on a busy answer, with backoff (and the server's Retry-After); writes
+    are not, here: a write may have landed before its 504, so ``write_once`` checks first."""
+    return Retry(total=8, connect=2, read=2, status=8, status_forcelist=BUSY, allowed_methods=("GET", "HEAD"),
+                 backoff_factor=0.5, backoff_max=10, respect_retry_after_header=True, raise_on_status=False)
+
+
+def write_once(write, landed, what: str, bound: float = BUSY_BOUND) -> None:
+    """Perform a create or delete once, whatever busy answers the API server gives.
+
+    A 504 says the server stopped waiting, not that the write failed: the kit once took the
+    timeout of a pod create that had in fact landed for a failed run. So after a busy answer the
+    outcome is read (``landed``: the object exists, or is gone for a delete) before the write is
+    repeated; a repeat answered 409 (created meanwhile) or 404 (deleted meanwhile) has landed."""
+    try:
+        write()
+        return
+    except ApiException as e:
+        if e.status not in BUSY:
+            raise
+        first = e.status
+
+    def again() -> None:
+        if landed():
+            return
+        try:
+            write()
+        except ApiException as e:
+            if e.status in (404, 409):
+                return
+            if e.status in BUSY:
+                raise NotYet(f"the API server answers {e.status} ({e.reason})") from None
+            raise
+    wait_for(again, bound, f"{what} (the API server answered {first} at first)", interval=1)
+
+
+def api_client(kubeconfig: Path) -> client.ApiClient:
+    """A client of the cluster ``kubeconfig`` names, whose reads ride out a busy API server."""
+    cfg = client.Configuration()
+    try:
+        kconfig.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
+    except Exception as e:  # malformed or missing kubeconfig
+        raise KitError(f"cannot load kubeconfig {kubeconfig}: {e}") from None
+    cfg.retries = read_retries()
+    return client.ApiClient(cfg)
+
 
 @dataclass
 class Kube:
@@ -34,10 +87,7 @@ class Kube:
     kubeconfig: Path
 
     def __post_init__(self) -> None:
-        try:
-            self.api = kconfig.new_client_from_config(str(self.kubeconfig))
-        except Exception as e:  # malformed or missing kubeconfig
-            raise KitError(f"cannot load kubeconfig {self.kubeconfig}: {e}") from None
+        self.api = api_client(self.kubeconfig)
         self.core = client.CoreV1Api(self.api)
         self.batch = client.BatchV1Api(self.api)  # a campaign's Indexed Job (harness/campaign)
         self.scheduling = client.SchedulingV1Api(self.api)
@@ -62,8 +112,9 @@ class Kube:
     # -- namespaces ---------------------------------------------------------------
 
     def create_namespace(self, name: str, run_id: str, labels: dict[str, str] | None = None) -> None:
-        self.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(
-            name=name, labels={**(labels or {}), KIT_LABEL: run_id})))
+        write_once(lambda: self.core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(
+            name=name, labels={**(labels or {}), KIT_LABEL: run_id}))), lambda: self.exists(self.core.read_namespace, name),
+            f"creating namespace {name}")
 
         def has_default_account():
             try:
@@ -77,10 +128,22 @@ class Kube:
 
     def delete_namespace(self, name: str) -> None:
         try:
-            self.core.delete_namespace(name, grace_period_seconds=0)
+            write_once(lambda: self.core.delete_namespace(name, grace_period_seconds=0),
+                       lambda: not self.exists(self.core.read_namespace, name), f"deleting namespace {name}")
         except ApiException as e:
             if e.status != 404:
                 raise
+
+    @staticmethod
+    def exists(read, *args) -> bool:
+        """Whether ``read(*args)`` finds the object (a terminating one counts: the write landed)."""
+        try:
+            read(*args)
+            return True
+        except ApiException as e:
+            if e.status == 404:
+                return False
+            raise
 
     def wait_namespaces_gone(self, run_id: str, timeout: float = 180) -> None:
         """Until every namespace this run made is gone, with all its pods."""

@@ -40,10 +40,12 @@ class Standby:
 
     def holder(self) -> str:
         """Who holds the scheduler's lease (client-go's identity: host name and a per-process uuid), or ""."""
-        from kubernetes import client, config as kconfig
+        from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
-        api = kconfig.new_client_from_config(str(self.kubeconfig))
+        from harness.kube import api_client
+
+        api = api_client(self.kubeconfig)
         try:
             lease = client.CoordinationV1Api(api).read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
             return lease.spec.holder_identity or ""

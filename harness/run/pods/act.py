@@ -19,7 +19,7 @@ from harness import gates
 from harness.formats import nodes as node_steps
 from harness.formats.pods import ClassSpec, NodeSpec, PdbSpec, PodGroupSpec, PodSpec, Scenario, Step
 from harness.host import lifecycle
-from harness.kube import SLOT, Kube
+from harness.kube import SLOT, Kube, write_once
 from harness.host.wait import NotYet, wait_for
 from harness.run.names import SCENARIO_LABEL, Names
 from harness.run.pods.nodes import KwokNodes, NodeSource
@@ -149,7 +149,9 @@ class PodClient:
 
     def create_class(self, c: ClassSpec) -> str | None:
         try:
-            self.kube.scheduling.create_priority_class(v1_class(c, self.names))
+            name = self.names.class_name(c.name)
+            write_once(lambda: self.kube.scheduling.create_priority_class(v1_class(c, self.names)),
+                       lambda: self.kube.exists(self.kube.scheduling.read_priority_class, name), f"creating PriorityClass {name}")
         except ApiException as e:
             if e.status in REFUSED:
                 return api_message(e)
@@ -205,8 +207,11 @@ class PodClient:
 
     def create_pod_group(self, g: PodGroupSpec) -> None:
         group, version = pod_group_api(self.release)
-        client.CustomObjectsApi(self.kube.api).create_namespaced_custom_object(
-            group, version, self.names.namespace, "podgroups", v1_pod_group(g, self.names, self.release))
+        api, ns = client.CustomObjectsApi(self.kube.api), self.names.namespace
+        write_once(lambda: api.create_namespaced_custom_object(group, version, ns, "podgroups",
+                                                               v1_pod_group(g, self.names, self.release)),
+                   lambda: self.kube.exists(api.get_namespaced_custom_object, group, version, ns, "podgroups", g.name),
+                   f"creating PodGroup {g.name}")
 
     def create_pod(self, p: PodSpec, node_name: str | None = None, pin_to: str | None = None) -> str | None:
         self.pod_specs[p.name] = p
@@ -216,7 +221,9 @@ class PodClient:
             body = self.kube.api.sanitize_for_serialization(body)
             body["spec"]["schedulingGroup"] = {"podGroupName": p.group}
         try:
-            self.kube.core.create_namespaced_pod(self.names.namespace, body)
+            ns = self.names.namespace
+            write_once(lambda: self.kube.core.create_namespaced_pod(ns, body),
+                       lambda: self.kube.exists(self.kube.core.read_namespaced_pod, p.name, ns), f"creating pod {p.name}")
         except ApiException as e:
             if e.status in (400, 403, 422):
                 return api_message(e)
@@ -227,10 +234,12 @@ class PodClient:
         return self.s.pdbs + [s.createPdb for s in self.s.steps if s.createPdb]
 
     def create_pdb(self, b: PdbSpec) -> None:
-        self.kube.policy.create_namespaced_pod_disruption_budget(self.names.namespace, client.V1PodDisruptionBudget(
-            metadata=client.V1ObjectMeta(name=b.name),
-            spec=client.V1PodDisruptionBudgetSpec(min_available=b.minAvailable,
-                                                  selector=client.V1LabelSelector(match_labels=dict(b.selector)))))
+        ns = self.names.namespace
+        body = client.V1PodDisruptionBudget(metadata=client.V1ObjectMeta(name=b.name), spec=client.V1PodDisruptionBudgetSpec(
+            min_available=b.minAvailable, selector=client.V1LabelSelector(match_labels=dict(b.selector))))
+        write_once(lambda: self.kube.policy.create_namespaced_pod_disruption_budget(ns, body),
+                   lambda: self.kube.exists(self.kube.policy.read_namespaced_pod_disruption_budget, b.name, ns),
+                   f"creating PodDisruptionBudget {b.name}")
 
     def wait_pdbs_current(self) -> None:
         """The disruption controller must have counted the pods as they are now.
@@ -257,13 +266,19 @@ class PodClient:
             self._refused(step.createPod.name, self.create_pod(step.createPod))
         elif step.deletePod is not None:
             # A pod the API server refused never existed: deleting it changes nothing.
-            ignore_missing(lambda: self.kube.core.delete_namespaced_pod(step.deletePod, self.names.namespace))
+            ns = self.names.namespace
+            ignore_missing(lambda: write_once(
+                lambda: self.kube.core.delete_namespaced_pod(step.deletePod, ns),
+                lambda: self.deleting(step.deletePod), f"deleting pod {step.deletePod}"))
         elif step.createClass is not None:
             self._refused(step.createClass.name, self.create_class(step.createClass))
         elif step.updateClass is not None:
             self._refused(step.updateClass.name, self.update_class(step.updateClass))
         elif step.deleteClass is not None:
-            ignore_missing(lambda: self.kube.scheduling.delete_priority_class(self.names.class_name(step.deleteClass)))
+            name = self.names.class_name(step.deleteClass)
+            ignore_missing(lambda: write_once(
+                lambda: self.kube.scheduling.delete_priority_class(name),
+                lambda: not self.kube.exists(self.kube.scheduling.read_priority_class, name), f"deleting PriorityClass {name}"))
             if step.deleteClass in self.class_specs:
                 self.wait_admission_sees(self.class_specs[step.deleteClass], deleted=True)
         elif step.createPdb is not None:
@@ -304,6 +319,11 @@ class PodClient:
         elif step.resizeNode is not None:
             self.nodes.resize(self.kube, node, step.resizeNode.slots)
         self.node_specs = node_steps.after(self.node_specs, step)
+
+    def deleting(self, pod: str) -> bool:
+        """A delete landed: the pod is gone, or terminating (its grace period runs)."""
+        p = self.kube.pod_or_none(self.names.namespace, pod)
+        return p is None or p.metadata.deletion_timestamp is not None
 
     def _refused(self, name: str, message: str | None) -> None:
         if message:
