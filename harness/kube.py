@@ -20,6 +20,11 @@ SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended re
 # The ephemeral storage every node offers pods, as the model counts it: kwok nodes get it, and
 # a kind worker's own node filesystem (harness/clusters/pressure.py) leaves pods more.
 NODE_STORAGE = 1536 << 20
+NODE_MEMORY = 256 << 30  # what a kwok node offers (a kind worker offers the host's memory)
+# What a scenario's pods may hold in memory in all: the host gives it (memory pressure is made by
+# moving the kubelet's threshold, not by filling the machine: harness/clusters/memory_pressure.py).
+POD_MEMORY = 2 << 30
+QOS_MEMORY = 32 << 20  # a Guaranteed pod's memory request and limit when the scenario names none
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image would do
 KIT_LABEL = "priority-conformance.x-k8s.io/run"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
@@ -164,7 +169,7 @@ class Kube:
         kwok reports it Ready: left to the controller, whether the taint is there when the
         scheduler first sees the node is a race, and what a node added wakes differs with it
         (reference/nodes.py add_node models the two events this makes)."""
-        capacity = {"cpu": "32" if cpu_milli is None else f"{cpu_milli}m", "memory": "256Gi", "pods": "110",
+        capacity = {"cpu": "32" if cpu_milli is None else f"{cpu_milli}m", "memory": str(NODE_MEMORY), "pods": "110",
                     "ephemeral-storage": str(NODE_STORAGE), SLOT: str(slots)}
         node = client.V1Node(
             metadata=client.V1ObjectMeta(

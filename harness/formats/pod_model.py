@@ -21,9 +21,9 @@ from reference.objects import (
 
 from harness.formats.common import ScenarioError
 from harness.formats.nodes import TaintSpec
-from harness.formats.pods import (EPHEMERAL_STORAGE, TOPOLOGY, AffinityTerm, ClassSpec, NodeSpec, PdbSpec, PodGroupSpec,
+from harness.formats.pods import (EPHEMERAL_STORAGE, MEMORY, TOPOLOGY, AffinityTerm, ClassSpec, NodeSpec, PdbSpec, PodGroupSpec,
                                   PodSpec, Scenario)
-from harness.kube import NODE_STORAGE, SLOT
+from harness.kube import NODE_MEMORY, NODE_STORAGE, SLOT
 
 def to_class(c: ClassSpec) -> PriorityClass:
     return PriorityClass(c.name, c.value, c.globalDefault, c.preemptionPolicy, tuple(sorted(c.annotations.items())),
@@ -32,7 +32,7 @@ def to_class(c: ClassSpec) -> PriorityClass:
 
 def to_node(n: NodeSpec) -> Node:
     return Node(n.name, labels=tuple(sorted(n.labels.items())),
-                allocatable=(("pods", 110), (SLOT, n.slots), (EPHEMERAL_STORAGE, NODE_STORAGE)),
+                allocatable=(("pods", 110), (SLOT, n.slots), (EPHEMERAL_STORAGE, NODE_STORAGE), (MEMORY, NODE_MEMORY)),
                 taints=tuple(Taint(t.key, t.effect, t.value) for t in n.taints), unschedulable=n.unschedulable)
 
 
@@ -51,8 +51,9 @@ def to_pod(p: PodSpec, namespace: str = "default", **facts: Any) -> Pod:
     """The model's view of a scenario pod; ``facts`` are what admission and the cluster decided."""
     fields: dict[str, Any] = dict(
         labels=tuple(sorted(p.labels.items())), priority_class_name=p.priorityClassName,
-        requests=tuple((r, q) for r, q in ((SLOT, p.slots), (EPHEMERAL_STORAGE, p.storageRequest)) if q),
-        usage=((EPHEMERAL_STORAGE, p.writes),), termination_grace_seconds=p.grace,
+        requests=tuple((r, q) for r, q in ((SLOT, p.slots), (EPHEMERAL_STORAGE, p.storageRequest),
+                                           (MEMORY, p.memory_request)) if q),
+        usage=((EPHEMERAL_STORAGE, p.writes), (MEMORY, p.memory)), termination_grace_seconds=p.grace,
         node_selector=tuple(sorted(p.nodeSelector.items())),
         tolerations=tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in p.tolerations),
         pod_affinity=_terms(p.podAffinity), pod_anti_affinity=_terms(p.podAntiAffinity), group=p.group,

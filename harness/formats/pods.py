@@ -17,7 +17,6 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
 
-
 from reference import podgroup
 from reference.admission import SYSTEM_CLASSES
 from reference.queue import UNSCHEDULABLE_MAX_STAY as RELEASE_FLUSH
@@ -29,10 +28,11 @@ from harness.formats.faults import FAULT_ACTIONS, DuringFault
 from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioId, SpanField, Strict, dupes, field_path
 from harness.formats.nodes import (KWOK_ONLY, NODE_ACTIONS, LabelNode, NodeSpec, ResizeNode, TaintNode,
                                    UntaintNode, node_errors)
-from harness.kube import NODE_STORAGE
+from harness.kube import NODE_STORAGE, POD_MEMORY, QOS_MEMORY
 from harness.targets import BUILDS
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
+MEMORY = "memory"
 AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter", "eviction", "podgroup")
 # A scenario with pod groups names the gates as their first release does; 1.37 folded the last
 # two into the first (harness.gates.FOLDED), and a release without them reports the scenario as not run.
@@ -98,6 +98,24 @@ class PodSpec(Strict):
     # Bytes it writes to an emptyDir once it runs, and keeps: its use of the node filesystem as
     # the kubelet measures it. Only a real kubelet runs the pod, so only there it shows.
     writes: Bytes = Field(default=0, le=NODE_STORAGE)
+    # Bytes it holds in memory once it runs (a memory-backed emptyDir, charged to its memory
+    # cgroup): its working set as the kubelet measures it. Again only a real kubelet shows it.
+    memory: Bytes = Field(default=0, le=POD_MEMORY)
+    memoryRequest: Bytes = Field(default=0, le=POD_MEMORY, description="its memory request")
+
+    @property
+    def memory_request(self) -> int:
+        """What its QoS class and ``memoryRequest`` give it (a Guaranteed pod's limit too)."""
+        return self.memoryRequest or (QOS_MEMORY if self.qos == "Guaranteed" else 0)
+
+    @model_validator(mode="after")
+    def _memory_fits_qos(self):
+        if self.memoryRequest and self.qos == "BestEffort":
+            raise ValueError("memoryRequest: a pod with a memory request is not BestEffort: say qos: Burstable")
+        if self.qos == "Guaranteed" and self.memory > self.memory_request:
+            raise ValueError(f"memory: a Guaranteed pod's memory limit is its request ({self.memory_request >> 20}Mi): "
+                             "holding more gets it killed, not ranked")
+        return self
 
 
 class PdbSpec(Strict):
@@ -113,7 +131,7 @@ class PressureSpec(Strict):
     (the kit sizes the shortage from the model's ranking: a wrong ranking evicts other pods, or more)."""
 
     node: Name
-    resource: Literal["ephemeral-storage"] = "ephemeral-storage"
+    resource: Literal["ephemeral-storage", "memory"] = "ephemeral-storage"
     evictions: int = Field(default=1, ge=1, le=5)
 
 
@@ -172,8 +190,7 @@ class Step(Strict):
 
     @model_validator(mode="after")
     def one_action(self) -> Step:
-        actions = [k for k in ACTIONS
-                   if getattr(self, k) is not None]
+        actions = [k for k in ACTIONS if getattr(self, k) is not None]
         if len(actions) > 1:
             raise ValueError(f"a step does one thing; this one has {', '.join(actions)}")
         if not actions and self.expect is None:
@@ -185,10 +202,7 @@ class Step(Strict):
 
     @property
     def action(self) -> str | None:
-        for k in ACTIONS:
-            if getattr(self, k) is not None:
-                return k
-        return None
+        return next((k for k in ACTIONS if getattr(self, k) is not None), None)
 
 
 class Scenario(Strict):
@@ -312,6 +326,8 @@ class Scenario(Strict):
                         for n in [nodes] if isinstance(nodes, str) else nodes:
                             if n not in ever and not (field_name == "nominated" and n == ""):
                                 errors.append(f"{field_path('steps', i, 'expect', field_name, pod_name)}: no node named {n!r}")
+        if sum(p.memory for p in self.pods + [s.createPod for s in self.steps if s.createPod]) > POD_MEMORY:
+            errors.append(f"memory: the scenario's pods hold more than {POD_MEMORY >> 20}Mi in all")
         written = sum(p.writes for p in self.pods) + sum(s.createPod.writes for s in self.steps if s.createPod)
         if written > NODE_STORAGE:
             errors.append(f"writes: the scenario's pods write {written >> 20}Mi in all, more than a node holds for "

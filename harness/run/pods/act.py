@@ -52,19 +52,25 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
             if p.podAntiAffinity else None)
     limits = {SLOT: str(p.slots)} if p.slots else {}
     requests = dict(limits)
-    # Small enough to fit any node; what matters is only the QoS class they make.
+    # Small enough to fit any node; what matters is only the QoS class they make (and the memory
+    # request, which the kubelet's memory ranking reads).
     if p.qos == "Guaranteed":
-        limits, requests = {**limits, **QOS_RESOURCES}, {**requests, **QOS_RESOURCES}
+        qos = {"cpu": QOS_CPU, "memory": str(p.memory_request)}
+        limits, requests = {**limits, **qos}, {**requests, **qos}
     elif p.qos == "Burstable":
-        requests = {**requests, "cpu": QOS_RESOURCES["cpu"]}
+        requests = {**requests, "cpu": QOS_CPU, **({"memory": str(p.memory_request)} if p.memory_request else {})}
     if p.storageRequest:
         requests["ephemeral-storage"] = str(p.storageRequest)
-    volumes = mounts = command = None
+    volumes, mounts, command = [], [], None
+    # No sizeLimit and no limit: the kubelet's limit eviction would act instead of its ranking.
     if p.writes:
-        # No sizeLimit and no limit: the kubelet's limit eviction would act instead of its ranking.
-        volumes = [client.V1Volume(name="data", empty_dir=client.V1EmptyDirVolumeSource())]
-        mounts = [client.V1VolumeMount(name="data", mount_path="/data")]
-        command = writer_command(p.writes)
+        volumes.append(client.V1Volume(name="data", empty_dir=client.V1EmptyDirVolumeSource()))
+        mounts.append(client.V1VolumeMount(name="data", mount_path="/data"))
+    if p.memory:  # tmpfs: what is written there is charged to the pod's memory cgroup
+        volumes.append(client.V1Volume(name="mem", empty_dir=client.V1EmptyDirVolumeSource(medium="Memory")))
+        mounts.append(client.V1VolumeMount(name="mem", mount_path="/mem"))
+    if p.writes or p.memory:
+        command = writer_command(p.writes, p.memory)
     return client.V1Pod(
         metadata=client.V1ObjectMeta(name=p.name, labels=dict(p.labels) or None),
         spec=client.V1PodSpec(
@@ -79,15 +85,15 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
             tolerations=[client.V1Toleration(key=t.key or None, operator=t.operator, value=t.value or None,
                                              effect=t.effect or None) for t in p.tolerations] or None,
             affinity=affinity,
-            containers=[client.V1Container(name="c", image=image, command=command, volume_mounts=mounts,
+            containers=[client.V1Container(name="c", image=image, command=command, volume_mounts=mounts or None,
                                            resources=client.V1ResourceRequirements(limits=limits or None,
                                                                                    requests=requests or None))],
-            volumes=volumes,
+            volumes=volumes or None,
         ),
     )
 
 
-QOS_RESOURCES = {"cpu": "10m", "memory": "32Mi"}
+QOS_CPU = "10m"
 
 # How long the API server's admission may take to see a class change: its informer is told at
 # once on a quiet machine, in well under a second on a loaded one.
@@ -125,10 +131,12 @@ def v1_pod_group(g: PodGroupSpec, names: Names, release: str) -> dict:
     return {"apiVersion": f"{group}/{version}", "kind": "PodGroup", "metadata": {"name": g.name}, "spec": spec}
 
 
-def writer_command(size: int) -> list[str]:
-    """Write ``size`` bytes to the emptyDir once, then hold on like the holdout image's program."""
-    return ["/busybox", "sh", "-c", f"/busybox dd if=/dev/zero of=/data/fill bs=1M count={size >> 20} 2>/dev/null; "
-            "trap '' TERM; while :; do /busybox sleep 1; done"]
+def writer_command(disk: int, memory: int = 0) -> list[str]:
+    """Write ``disk`` bytes to the disk emptyDir and ``memory`` to the memory-backed one, once,
+    then hold on like the holdout image's program."""
+    fill = [f"/busybox dd if=/dev/zero of=/{where}/fill bs=1M count={size >> 20} 2>/dev/null; "
+            for where, size in (("data", disk), ("mem", memory)) if size]
+    return ["/busybox", "sh", "-c", "".join(fill) + "trap '' TERM; while :; do /busybox sleep 1; done"]
 
 
 class PodClient:

@@ -28,8 +28,10 @@ class NodeSource:
     def remove(self, kube: Kube, node: str) -> None:
         raise KitError("deleteNode needs nodes the kit creates (kwok nodes on the local cluster)")
 
-    def starve(self, kube: Kube, node: str, namespace: str, writes: dict[str, int], shortfall: int) -> None:
-        """Leave ``node`` ``shortfall`` bytes short of disk, once its kubelet shows the pods' ``writes``."""
+    def starve(self, kube: Kube, node: str, namespace: str, resource: str, held: dict[str, int],
+               shortfall: int) -> None:
+        """Leave ``node`` ``shortfall`` bytes short of ``resource`` (disk or memory), once its
+        kubelet shows what the pods hold of it (``held``)."""
         raise KitError("node pressure needs a real kubelet: run this scenario with --cluster kind")
 
     def label(self, kube: Kube, node: str, labels: dict[str, str | None]) -> None:
@@ -87,7 +89,8 @@ class RealNodes(NodeSource):
             self.free.put(n)
         # node -> (its labels as lent, its taints as lent)
         self.lent: dict[str, tuple[dict[str, str], list[dict]]] = {}
-        self.starved: set[str] = set()
+        # node -> the resource it was starved of, and for memory the kubelet configuration to put back
+        self.starved: dict[str, tuple[str, str]] = {}
 
     def claim(self, kube, name, slots, run_id, labels, taints):
         try:
@@ -101,19 +104,27 @@ class RealNodes(NodeSource):
         kube.set_slots(node, slots)
         return node
 
-    def starve(self, kube, node, namespace, writes, shortfall):
-        from harness.clusters import kind, pressure
+    def starve(self, kube, node, namespace, resource, held, shortfall):
+        from harness.clusters import kind, memory_pressure, pressure
 
-        self.starved.add(node)
-        pressure.wait_for_writes(kube, node, namespace, writes)
-        pressure.starve(node, kind.NODEFS_THRESHOLD, shortfall)
+        if resource == "memory":
+            memory_pressure.wait_for_memory(kube, node, namespace, held)
+            self.starved[node] = (resource, memory_pressure.kubelet_config(node))
+            memory_pressure.squeeze(kube, node, self.starved[node][1], shortfall)
+        else:
+            self.starved[node] = (resource, "")
+            pressure.wait_for_writes(kube, node, namespace, held)
+            pressure.starve(node, kind.NODEFS_THRESHOLD, shortfall)
 
     def release(self, kube, node):
         if node in self.starved:  # the next scenario gets the node back calm
-            from harness.clusters import pressure
+            from harness.clusters import memory_pressure, pressure
 
-            self.starved.discard(node)
-            pressure.relieve(kube, node)
+            resource, original = self.starved.pop(node)
+            if resource != "memory":
+                pressure.relieve(kube, node)
+            elif original:
+                memory_pressure.relieve(kube, node, original)
         labels, taints = self.lent.pop(node)
         now = kube.core.read_node(node)
         current = dict(now.metadata.labels or {})

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from kubernetes.client.exceptions import ApiException
 
+from harness.clusters import memory_pressure
 from harness.errors import KitError
 from harness.formats.pods import FAULT_ACTIONS, Scenario, Step
 from harness.host import lifecycle
@@ -279,16 +280,22 @@ class PodRun(ScenarioRun):
         the shortfall is what the first victims free, less half the last one's (so a kubelet that
         ranks otherwise evicts other pods, or more of them)."""
         assert self.record is not None and step.pressure is not None
+        resource = step.pressure.resource
+        field = "memory" if resource == "memory" else "writes"
         victims = [key.split("/", 1)[1] for key, _ in predicted.evicted[len(before.evicted):]]
-        sizes = [self.client.pod_specs[v].writes for v in victims]
+        sizes = [getattr(self.client.pod_specs[v], field) for v in victims]
         if not sizes or not sizes[-1]:
             raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's victim "
-                           f"{victims[-1] if victims else '(none)'} writes nothing, so evicting it would not "
-                           "relieve the node: give the pods writes")
+                           f"{victims[-1] if victims else '(none)'} holds no {resource}, so evicting it would not "
+                           f"relieve the node: give the pods {field}")
+        if resource == "memory" and sizes[-1] // 2 < memory_pressure.MIN_MARGIN:
+            raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's last victim {victims[-1]} holds "
+                           f"{sizes[-1] >> 20}Mi; memory pressure needs at least {2 * memory_pressure.MIN_MARGIN >> 20}Mi "
+                           "(half of it is the margin for the host's own memory moving)")
         node = self.names.node_name(step.pressure.node)
-        writes = {v.metadata.name: self.client.pod_specs[v.metadata.name].writes for v in self.record.pods()
-                  if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.client.pod_specs}
-        self.nodes.starve(self.kube, node, self.names.namespace, writes, sum(sizes[:-1]) + sizes[-1] // 2)
+        held = {v.metadata.name: getattr(self.client.pod_specs[v.metadata.name], field) for v in self.record.pods()
+                if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.client.pod_specs}
+        self.nodes.starve(self.kube, node, self.names.namespace, resource, held, sum(sizes[:-1]) + sizes[-1] // 2)
 
     def check_history(self) -> None:
         """The rules every recorded version must keep (run.pods.invariants), over the whole run."""
