@@ -21,6 +21,8 @@ SLOT = "example.com/slot"  # the unit of room on a scenario node (an extended re
 # a kind worker's own node filesystem (harness/clusters/pressure.py) leaves pods more.
 NODE_STORAGE = 1536 << 20
 NODE_MEMORY = 256 << 30  # what a kwok node offers (a kind worker offers the host's memory)
+NODE_MILLI_CPU = 32000  # what a kwok node offers unless the scenario says (a kind worker: the host's cores)
+QOS_MILLI_CPU = 10  # a Burstable or Guaranteed pod's cpu request when the scenario names none
 # What a scenario's pods may hold in memory in all: the host gives it (memory pressure is made by
 # moving the kubelet's threshold, not by filling the machine: harness/clusters/memory_pressure.py).
 POD_MEMORY = 2 << 30
@@ -169,7 +171,7 @@ class Kube:
         kwok reports it Ready: left to the controller, whether the taint is there when the
         scheduler first sees the node is a race, and what a node added wakes differs with it
         (reference/nodes.py add_node models the two events this makes)."""
-        capacity = {"cpu": "32" if cpu_milli is None else f"{cpu_milli}m", "memory": str(NODE_MEMORY), "pods": "110",
+        capacity = {"cpu": f"{NODE_MILLI_CPU if cpu_milli is None else cpu_milli}m", "memory": str(NODE_MEMORY), "pods": "110",
                     "ephemeral-storage": str(NODE_STORAGE), SLOT: str(slots)}
         node = client.V1Node(
             metadata=client.V1ObjectMeta(

@@ -36,6 +36,7 @@ NODE_ONLY = (TAINT_TOLERATION, NODE_AFFINITY, NODE_UNSCHEDULABLE)
 
 ASSIGNED_POD_DELETE = "AssignedPodDelete"
 ASSIGNED_POD_ADD = "AssignedPodAdd"
+UPDATE_POD_SCALE_DOWN = "UpdatePodScaleDown"  # a running pod resized in place to ask less (reference.resize)
 # Node events (framework/events.go NodeSchedulingPropertiesChange): an uncordon is an
 # UpdateNodeTaint; a cordon is none (only the taint the node lifecycle controller then adds).
 NODE_ADD = "NodeAdd"
@@ -64,6 +65,7 @@ class ClusterEvent:
     # A node event's node as it is now (None once deleted), and as it was (None when added).
     node: Node | None = None
     old_node: Node | None = None
+    old_pod: Pod | None = None  # a resize's pod as it was (``pod`` is the resized one)
 
 
 def assigned_pod_gone(pod: Pod) -> ClusterEvent:
@@ -92,6 +94,12 @@ def nomination_changed(before: Pod, now: str) -> ClusterEvent:
 def pod_bound(pod: Pod) -> ClusterEvent:
     """A pod bound to a node (or created on one): ``addAssignedPodToCache``, no pre-check."""
     return ClusterEvent(ASSIGNED_POD_ADD, pod, f"{pod.key} bound to {pod.node_name}")
+
+
+def pod_scaled_down(old: Pod, new: Pod) -> ClusterEvent:
+    """A running pod resized to ask less of some resource: ``updatePodInCache``'s
+    UpdatePodScaleDown, no pre-check."""
+    return ClusterEvent(UPDATE_POD_SCALE_DOWN, new, f"{new.key} on {new.node_name} resized to ask less", old_pod=old)
 
 
 def node_added(node: Node) -> ClusterEvent:
@@ -228,6 +236,13 @@ def node_resources_fit(event: ClusterEvent, parked: Pod, release: str) -> str:
         return _resources_fit_node(event, parked, release)
     if event.name == ASSIGNED_POD_DELETE and (event.pod.node_name or event.pod.nominated_node_name):
         return f"{NODE_RESOURCES_FIT}: the room {event.pod.key} held may fit it"
+    if event.name == UPDATE_POD_SCALE_DOWN and event.old_pod is not None:
+        # isSchedulableAfterPodScaleDown (1.37 ...AssignedPodScaleDown): only a resource the
+        # parked pod asks for, and that the resized pod now asks less of, counts.
+        less = sorted(r for r, q in parked.request_map.items()
+                      if q and event.pod.request_map.get(r, 0) < event.old_pod.request_map.get(r, 0))
+        if event.pod.node_name and less:
+            return f"{NODE_RESOURCES_FIT}: {event.pod.key} now asks less {', '.join(less)}"
     return ""
 
 
@@ -274,5 +289,5 @@ def woken_by(event: ClusterEvent, parked: Pod, rejectors: frozenset[str], releas
     return ""
 
 
-__all__ = ["ClusterEvent", "assigned_pod_gone", "nominated_pod_deleted", "nomination_changed", "pod_bound", "woken_by",
+__all__ = ["ClusterEvent", "assigned_pod_gone", "pod_scaled_down", "nominated_pod_deleted", "nomination_changed", "pod_bound", "woken_by",
            "node_added", "node_updated", "node_deleted", "HINTS", "NODE_ONLY", "NODE_EVENTS"]

@@ -13,6 +13,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, field_validator
 
 from harness.formats.common import Name, Strict
+from harness.kube import NODE_MILLI_CPU
 
 Labels = dict[Annotated[str, Field(min_length=1)], str]
 # Labels the kit sets on every scenario node itself: a step may not change them.
@@ -28,6 +29,7 @@ class TaintSpec(Strict):
 class NodeSpec(Strict):
     name: Name
     slots: int = Field(default=1, ge=0, le=1000, description="room, in pods of one slot each")
+    milliCPU: int = Field(default=NODE_MILLI_CPU, ge=1, le=NODE_MILLI_CPU, description="its cpu, in millicores")
     labels: Labels = {}
     taints: list[TaintSpec] = []
     unschedulable: bool = False  # cordoned (spec.unschedulable)

@@ -21,9 +21,9 @@ from reference.objects import (
 
 from harness.formats.common import ScenarioError
 from harness.formats.nodes import TaintSpec
-from harness.formats.pods import (EPHEMERAL_STORAGE, MEMORY, TOPOLOGY, AffinityTerm, ClassSpec, NodeSpec, PdbSpec, PodGroupSpec,
+from harness.formats.pods import (CPU, EPHEMERAL_STORAGE, MEMORY, TOPOLOGY, AffinityTerm, ClassSpec, NodeSpec, PdbSpec, PodGroupSpec,
                                   PodSpec, Scenario)
-from harness.kube import NODE_MEMORY, NODE_STORAGE, SLOT
+from harness.kube import NODE_MEMORY, NODE_MILLI_CPU, NODE_STORAGE, SLOT
 
 def to_class(c: ClassSpec) -> PriorityClass:
     return PriorityClass(c.name, c.value, c.globalDefault, c.preemptionPolicy, tuple(sorted(c.annotations.items())),
@@ -32,13 +32,15 @@ def to_class(c: ClassSpec) -> PriorityClass:
 
 def to_node(n: NodeSpec) -> Node:
     return Node(n.name, labels=tuple(sorted(n.labels.items())),
-                allocatable=(("pods", 110), (SLOT, n.slots), (EPHEMERAL_STORAGE, NODE_STORAGE), (MEMORY, NODE_MEMORY)),
+                allocatable=(("pods", 110), (SLOT, n.slots), (EPHEMERAL_STORAGE, NODE_STORAGE), (MEMORY, NODE_MEMORY),
+                             (CPU, n.milliCPU)),
                 taints=tuple(Taint(t.key, t.effect, t.value) for t in n.taints), unschedulable=n.unschedulable)
 
 
 def from_node(n: Node) -> NodeSpec:
     """The scenario node a model node came from (``to_node``'s inverse), for a node step to change."""
-    return NodeSpec(name=n.name, slots=n.allocatable_map.get(SLOT, 0), labels=dict(n.labels),
+    return NodeSpec(name=n.name, slots=n.allocatable_map.get(SLOT, 0), milliCPU=n.allocatable_map.get(CPU, NODE_MILLI_CPU),
+                    labels=dict(n.labels),
                     taints=[TaintSpec(key=t.key, value=t.value, effect=t.effect) for t in n.taints],
                     unschedulable=n.unschedulable)
 
@@ -52,7 +54,7 @@ def to_pod(p: PodSpec, namespace: str = "default", **facts: Any) -> Pod:
     fields: dict[str, Any] = dict(
         labels=tuple(sorted(p.labels.items())), priority_class_name=p.priorityClassName,
         requests=tuple((r, q) for r, q in ((SLOT, p.slots), (EPHEMERAL_STORAGE, p.storageRequest),
-                                           (MEMORY, p.memory_request)) if q),
+                                           (MEMORY, p.memory_request), (CPU, p.cpu_request)) if q),
         usage=((EPHEMERAL_STORAGE, p.writes), (MEMORY, p.memory)), termination_grace_seconds=p.grace,
         node_selector=tuple(sorted(p.nodeSelector.items())),
         tolerations=tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in p.tolerations),

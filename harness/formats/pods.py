@@ -25,14 +25,16 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 from harness import gates
 from harness.formats import common
 from harness.formats.faults import FAULT_ACTIONS, DuringFault
-from harness.formats.common import PODS, Bytes, Duration, Name, ScenarioId, SpanField, Strict, dupes, field_path
+from harness.formats.resources import PodResources, ResizePod
+from harness.formats.common import PODS, Duration, Name, ScenarioId, SpanField, Strict, dupes, field_path
 from harness.formats.nodes import (KWOK_ONLY, NODE_ACTIONS, LabelNode, NodeSpec, ResizeNode, TaintNode,
                                    UntaintNode, node_errors)
-from harness.kube import NODE_STORAGE, POD_MEMORY, QOS_MEMORY
+from harness.kube import NODE_MILLI_CPU, NODE_STORAGE, POD_MEMORY
 from harness.targets import BUILDS
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
 MEMORY = "memory"
+CPU = "cpu"  # in millicores, as the model counts it
 AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter", "eviction", "podgroup")
 # A scenario with pod groups names the gates as their first release does; 1.37 folded the last
 # two into the first (harness.gates.FOLDED), and a release without them reports the scenario as not run.
@@ -76,7 +78,7 @@ class PodGroupSpec(Strict):
     disruptionMode: Literal["single", "all"] = "single"
 
 
-class PodSpec(Strict):
+class PodSpec(PodResources):
     name: Name
     priorityClassName: str = Field(default="", alias="class")
     group: str = ""  # the pod group it belongs to (spec.schedulingGroup.podGroupName)
@@ -91,31 +93,6 @@ class PodSpec(Strict):
     tolerations: list[TolerationSpec] = []
     podAffinity: list[AffinityTerm] = []
     podAntiAffinity: list[AffinityTerm] = []
-    # The QoS class its cpu and memory requests and limits give it (a slot is an extended
-    # resource: it does not count).
-    qos: Literal["BestEffort", "Burstable", "Guaranteed"] = "BestEffort"
-    storageRequest: Bytes = Field(default=0, le=NODE_STORAGE, description="its ephemeral-storage request")
-    # Bytes it writes to an emptyDir once it runs, and keeps: its use of the node filesystem as
-    # the kubelet measures it. Only a real kubelet runs the pod, so only there it shows.
-    writes: Bytes = Field(default=0, le=NODE_STORAGE)
-    # Bytes it holds in memory once it runs (a memory-backed emptyDir, charged to its memory
-    # cgroup): its working set as the kubelet measures it. Again only a real kubelet shows it.
-    memory: Bytes = Field(default=0, le=POD_MEMORY)
-    memoryRequest: Bytes = Field(default=0, le=POD_MEMORY, description="its memory request")
-
-    @property
-    def memory_request(self) -> int:
-        """What its QoS class and ``memoryRequest`` give it (a Guaranteed pod's limit too)."""
-        return self.memoryRequest or (QOS_MEMORY if self.qos == "Guaranteed" else 0)
-
-    @model_validator(mode="after")
-    def _memory_fits_qos(self):
-        if self.memoryRequest and self.qos == "BestEffort":
-            raise ValueError("memoryRequest: a pod with a memory request is not BestEffort: say qos: Burstable")
-        if self.qos == "Guaranteed" and self.memory > self.memory_request:
-            raise ValueError(f"memory: a Guaranteed pod's memory limit is its request ({self.memory_request >> 20}Mi): "
-                             "holding more gets it killed, not ranked")
-        return self
 
 
 class PdbSpec(Strict):
@@ -151,7 +128,7 @@ class Expect(Strict):
 
 
 ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
-           *NODE_ACTIONS, *FAULT_ACTIONS)
+           "resizePod", *NODE_ACTIONS, *FAULT_ACTIONS)
 
 
 class Step(Strict):
@@ -165,6 +142,7 @@ class Step(Strict):
     createPdb: PdbSpec | None = None
     pressure: PressureSpec | None = None
     wait: SpanField | None = None
+    resizePod: ResizePod | None = None
     addNode: NodeSpec | None = None
     deleteNode: Name | None = None
     labelNode: LabelNode | None = None
@@ -309,6 +287,11 @@ class Scenario(Strict):
                 if any(s.action for s in self.steps[i + 1:]):
                     # What follows is the node's pressure condition and taint, which the model leaves out.
                     errors.append(f"{where}.pressure: node pressure must be the scenario's last action")
+            if step.resizePod and step.resizePod.name not in pods:
+                errors.append(f"{where}.resizePod.name: no pod named {step.resizePod.name!r} exists by then")
+            elif step.resizePod and self.pod_named(step.resizePod.name).qos == "BestEffort":
+                errors.append(f"{where}.resizePod: {step.resizePod.name} is BestEffort, and a resize may not change "
+                              "its QoS class: give it qos: Burstable")
             if step.deletePod and step.deletePod not in pods:
                 errors.append(f"{where}.deletePod: no pod named {step.deletePod!r} exists by then")
             if step.updateClass and step.updateClass.name not in classes:
@@ -368,6 +351,9 @@ class Scenario(Strict):
         return tuple(s.action if s.action in FAULT_ACTIONS else f"during.{s.during.action}"
                      for s in self.steps if s.action in FAULT_ACTIONS or s.during is not None)
 
+    def pod_named(self, name: str) -> PodSpec:
+        return next(p for p in self.pods + [s.createPod for s in self.steps if s.createPod] if p.name == name)
+
     @property
     def needs_standby(self) -> bool:
         """Whether it fails over to a second scheduler (harness.clusters.standby)."""
@@ -375,8 +361,12 @@ class Scenario(Strict):
 
     @property
     def needs_kwok(self) -> str:
-        """The first step only nodes the kit creates can take (a node added or deleted), or ""."""
-        return next((s.action for s in self.steps if s.action in KWOK_ONLY), "")
+        """What only nodes the kit creates can do (a node added or deleted, a cpu of the scenario's
+        choosing, a resize no kubelet actuates), as "its ... ", or ""."""
+        nodes = self.nodes + [s.addNode for s in self.steps if s.addNode]
+        if any(n.milliCPU != NODE_MILLI_CPU for n in nodes):
+            return "node's milliCPU"
+        return next((f"{s.action} step" for s in self.steps if s.action in KWOK_ONLY + ("resizePod",)), "")
 
     def least_seconds(self, flush: timedelta = RELEASE_FLUSH) -> float:
         """A lower bound of the scenario's run time at flush interval ``flush``: the time its steps

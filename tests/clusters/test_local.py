@@ -28,10 +28,17 @@ def test_kwokctl_uses_only_local_binaries(tmp_path):
 
 def test_kwok_stages_keep_deleted_pods_until_their_grace_ends():
     stages = {d["metadata"]["name"]: d for d in yaml.safe_load_all(STAGES.read_text())}
-    assert set(stages) == {"kit-node-ready", "kit-node-heartbeat", "kit-pod-running", "kit-pod-terminate-after-grace"}
+    assert set(stages) == {"kit-node-ready", "kit-node-heartbeat", "kit-pod-running", "kit-pod-resize-actuated",
+                           "kit-pod-terminate-after-grace"}
     term = stages["kit-pod-terminate-after-grace"]["spec"]
     assert term["delay"]["durationFrom"]["expressionFrom"] == ".metadata.deletionTimestamp"
     assert term["next"] == {"delete": True}
+    # A running pod reports the resources its kubelet actuated (the API server allows a resize only
+    # then), and a resize is actuated when spec and report differ; never for a terminating pod.
+    assert "resources: {{ YAML . 5 }}" in stages["kit-pod-running"]["spec"]["next"]["statusTemplate"]
+    resize = stages["kit-pod-resize-actuated"]["spec"]["selector"]["matchExpressions"]
+    assert {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"} in resize
+    assert any(e["key"].startswith("[.spec.containers[] | .resources] ==") and e["values"] == ["false"] for e in resize)
 
 
 def test_cluster_options_reject_bad_input(tmp_path):

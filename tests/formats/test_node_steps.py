@@ -48,7 +48,7 @@ def test_every_node_step_loads_and_changes_the_node_it_names(tmp_path):
     assert seen[4]["n1"][3] is True and seen[5]["n1"][3] is False
     assert seen[6]["n2"][0] == 4
     assert "n3" not in seen[7]
-    assert s.needs_kwok == "addNode"
+    assert s.needs_kwok == "addNode step"
 
 
 @pytest.mark.parametrize("steps, where", [

@@ -18,6 +18,7 @@ from kubernetes.client.exceptions import ApiException
 from harness import gates
 from harness.formats import nodes as node_steps
 from harness.formats.pods import ClassSpec, NodeSpec, PdbSpec, PodGroupSpec, PodSpec, Scenario, Step
+from harness.formats.resources import ResizePod
 from harness.host import lifecycle
 from harness.kube import SLOT, Kube, write_once
 from harness.host.wait import NotYet, wait_for
@@ -55,10 +56,11 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
     # Small enough to fit any node; what matters is only the QoS class they make (and the memory
     # request, which the kubelet's memory ranking reads).
     if p.qos == "Guaranteed":
-        qos = {"cpu": QOS_CPU, "memory": str(p.memory_request)}
+        qos = {"cpu": f"{p.cpu_request}m", "memory": str(p.memory_request)}
         limits, requests = {**limits, **qos}, {**requests, **qos}
     elif p.qos == "Burstable":
-        requests = {**requests, "cpu": QOS_CPU, **({"memory": str(p.memory_request)} if p.memory_request else {})}
+        requests = {**requests, "cpu": f"{p.cpu_request}m",
+                    **({"memory": str(p.memory_request)} if p.memory_request else {})}
     if p.storageRequest:
         requests["ephemeral-storage"] = str(p.storageRequest)
     volumes, mounts, command = [], [], None
@@ -93,7 +95,6 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
     )
 
 
-QOS_CPU = "10m"
 
 # How long the API server's admission may take to see a class change: its informer is told at
 # once on a quiet machine, in well under a second on a loaded one.
@@ -295,13 +296,15 @@ class PodClient:
         elif step.wait is not None:
             # Time passing is the step itself: nothing to observe instead.
             lifecycle.pause(step.wait.at(self.flush).total_seconds(), cancel)
+        elif step.resizePod is not None:
+            self.resize_pod(step.resizePod)
         elif step.action in node_steps.NODE_ACTIONS:
             self.perform_node_step(step)
 
     def claim_node(self, n: NodeSpec) -> None:
         self.claimed[n.name] = self.nodes.claim(self.kube, self.names.prefix + n.name, n.slots, self.run_id,
                                                 labels={SCENARIO_LABEL: self.names.namespace, **n.labels},
-                                                taints=[t.model_dump() for t in n.taints])
+                                                taints=[t.model_dump() for t in n.taints], milli_cpu=n.milliCPU)
         self.names = self.names.with_nodes({n.name: self.claimed[n.name]})
         if n.unschedulable:
             self.nodes.cordon(self.kube, self.claimed[n.name], True)
@@ -327,6 +330,18 @@ class PodClient:
         elif step.resizeNode is not None:
             self.nodes.resize(self.kube, node, step.resizeNode.slots)
         self.node_specs = node_steps.after(self.node_specs, step)
+
+    def resize_pod(self, r: ResizePod) -> None:
+        """Through the pods/resize subresource (a patch of the pod itself is refused for resources);
+        a Guaranteed pod's limits move with its requests, so its QoS class stays."""
+        spec = self.pod_specs[r.name]
+        change = {k: v for k, v in (("cpu", f"{r.milliCPU}m" if r.milliCPU else None),
+                                    ("memory", str(r.memoryRequest) if r.memoryRequest else None)) if v}
+        resources = {"requests": change, **({"limits": change} if spec.qos == "Guaranteed" else {})}
+        self.kube.core.patch_namespaced_pod_resize(r.name, self.names.namespace,
+                                                   {"spec": {"containers": [{"name": "c", "resources": resources}]}})
+        update = {"milliCPU": r.milliCPU or spec.milliCPU, "memoryRequest": r.memoryRequest or spec.memoryRequest}
+        self.pod_specs[r.name] = spec.model_copy(update=update)
 
     def deleting(self, pod: str) -> bool:
         """A delete landed: the pod is gone, or terminating (its grace period runs)."""

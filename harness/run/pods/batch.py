@@ -117,7 +117,7 @@ class Batch:
             return (f"its {s.faults[0]} step needs a scheduler the kit runs itself (a local cluster of its own); "
                     "on kind or an existing cluster the kit does not own the scheduler's process")
         if s.needs_kwok and not self.nodes.creates:
-            return (f"its {s.needs_kwok} step needs nodes the kit creates (kwok nodes): kind's workers are "
+            return (f"its {s.needs_kwok} needs nodes the kit creates (kwok nodes): kind's workers are "
                     "real machines it only borrows; run it on the local cluster")
         if s.cluster_settings() and self.alone_cluster is None:
             # Gates are set only on clusters the kit starts.

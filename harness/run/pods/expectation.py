@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
 from reference.restart import failover, partly_written, pause, restart, restart_apiserver
+from reference.resize import resize_pod
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
@@ -22,7 +23,7 @@ from harness.clusters.standby import LEASE_SECONDS
 from harness.formats.common import ScenarioError
 from harness.formats.nodes import NODE_ACTIONS, after, node_named
 from harness.formats.pod_model import from_node, initial_state, to_class, to_node, to_pdb, to_pod
-from harness.formats.pods import DuringFault, Expect, Scenario, Step
+from harness.formats.pods import CPU, MEMORY, DuringFault, Expect, Scenario, Step
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -141,6 +142,10 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
         world = sched.pressure(world, step.pressure.node, step.pressure.resource, step.pressure.evictions)
     elif step.wait is not None:
         world = sched.advance(world, world.now + step.wait.at(world.flush_after))
+    elif step.resizePod is not None:
+        r = step.resizePod
+        world = resize_pod(world, f"{namespace}/{r.name}", {k: v for k, v in ((CPU, r.milliCPU), (MEMORY, r.memoryRequest))
+                                                            if v is not None})
     elif step.action in NODE_ACTIONS:
         world = node_step(world, step)
     else:

@@ -10,7 +10,7 @@ from kubernetes.client.exceptions import ApiException
 
 from harness.errors import KitError
 from harness.build.node_image import HOLDOUT_IMAGE
-from harness.kube import PAUSE_IMAGE, Kube
+from harness.kube import NODE_MILLI_CPU, PAUSE_IMAGE, Kube
 
 
 class NodeSource:
@@ -21,7 +21,8 @@ class NodeSource:
     kubelets = False  # whether a real kubelet runs the pods (node pressure needs one)
     creates = False  # whether it makes nodes (a scenario may then add and delete nodes)
 
-    def claim(self, kube: Kube, name: str, slots: int, run_id: str, labels: dict, taints: list) -> str: ...
+    def claim(self, kube: Kube, name: str, slots: int, run_id: str, labels: dict, taints: list,
+              milli_cpu: int = NODE_MILLI_CPU) -> str: ...
 
     def release(self, kube: Kube, node: str) -> None: ...
 
@@ -61,8 +62,8 @@ class KwokNodes(NodeSource):
 
     creates = True
 
-    def claim(self, kube, name, slots, run_id, labels, taints):
-        kube.create_node(name, slots, run_id, labels=labels, taints=taints)
+    def claim(self, kube, name, slots, run_id, labels, taints, milli_cpu=NODE_MILLI_CPU):
+        kube.create_node(name, slots, run_id, labels=labels, taints=taints, cpu_milli=milli_cpu)
         return name
 
     def release(self, kube, node):
@@ -92,7 +93,9 @@ class RealNodes(NodeSource):
         # node -> the resource it was starved of, and for memory the kubelet configuration to put back
         self.starved: dict[str, tuple[str, str]] = {}
 
-    def claim(self, kube, name, slots, run_id, labels, taints):
+    def claim(self, kube, name, slots, run_id, labels, taints, milli_cpu=NODE_MILLI_CPU):
+        # A worker's cpu is its host's: a scenario that sets milliCPU runs on kwok nodes only
+        # (Scenario.needs_kwok).
         try:
             node = self.free.get(timeout=600)
         except Exception:
