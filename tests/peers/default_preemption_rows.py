@@ -1,8 +1,9 @@
 """The rows of kubernetes pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go
-whose facts are the same at v1.35.8 and v1.37.2, and the checks that run them through the model at
-a release: test_default_preemption_unit.py runs them at 1.35, test_default_preemption_unit_137.py at
-1.37 (with that release's own rows beside them). Each row's id or comment names its upstream case;
-the builders and conventions are upstream_tables.py's.
+whose facts are the same at v1.34.4, v1.35.8 and v1.37.2, and the checks that run them through the
+model at a release: test_default_preemption_unit.py runs them at 1.34 and 1.35,
+test_default_preemption_unit_137.py at 1.37 (with that release's own rows beside them). The dry-run
+rows whose answer rests on upstream's seeded sample are default_preemption_sampling.py's. Each
+row's id or comment names its upstream case; the builders and conventions are upstream_tables.py's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from datetime import timedelta
 import pytest
 
 from reference import filter as flt
-from reference.candidates import num_candidates, pick_nodes
 from reference.cycle import success_message
 from reference.objects import PREEMPT_NEVER, LabelSelector, Pod, PodAffinityTerm, Requirement
 from reference.podgroup import group_key
@@ -23,7 +23,7 @@ from tests.builders import T0
 from tests.peers.upstream_tables import (
     HIGH, LARGE, LOW, MEDIUM, MID, NEG, NS, SMALL, UPSTREAM, VERY_HIGH, VERY_LARGE,
     at, big_node, budget, cluster, dry_run, false_filter, given_filters, given_statuses, groups_on, match_filter,
-    names, node, pod, true_filter, verdict,
+    names, node, pod, true_filter,
 )
 
 
@@ -210,27 +210,6 @@ def check_dry_run_with_test_filter(monkeypatch, plugin, preemptor: str) -> None:
     state = cluster(TWO_NODES, [pod(preemptor, HIGH), pod("p1", MID, on="node1"), pod("p2", MID, on="node2")])
     assert dry_run(state, preemptor) == {}
 
-
-def check_dry_run_looks_past_num_candidates(release: str) -> None:
-    """TestDryRunPreemption, "preemption looks past numCandidates until a non-PDB violating node is
-    found": five nodes, each with one mid pod of the large size; those on node1, node2 and node5
-    carry app=foo, whose budget allows no disruption. With at least 40% and at least 2 candidates
-    wanted, upstream's dry run (from its seeded offset) returns node1 and node5 (one violation
-    each) and goes on to node3 (none). The model cannot know the offset: it checks those
-    candidates' victims and violations, the number wanted, and that whatever sample the dry run
-    stops at holds a candidate that breaks no budget, so the node chosen is one (node3 among them)."""
-    nodes = [big_node(f"node{i}") for i in range(1, 6)]
-    pods = [pod("p", HIGH, size=LARGE)] + [
-        pod(f"p{i}", MID, on=f"node{i}", size=LARGE, labels=FOO if i in (1, 2, 5) else None) for i in range(1, 6)]
-    state = cluster(nodes, pods, [budget("pdb", FOO, 0)])
-    found = dry_run(state, "p")
-    assert {n: found[n] for n in ("node1", "node3", "node5")} == {
-        "node1": (["p1"], 1), "node3": (["p3"], 0), "node5": (["p5"], 1)}
-    sample = num_candidates(len(nodes), percentage=40, absolute=2)
-    assert sample == 2
-    verdicts = [verdict(state, "p", n.name, release) for n in nodes]
-    chosen, _ = pick_nodes([v for v in verdicts if v.candidate], state, T0, sample)
-    assert "node3" in chosen and chosen <= {"node3", "node4"}
 
 # -- TestSelectBestCandidate -------------------------------------------------------------------------------
 

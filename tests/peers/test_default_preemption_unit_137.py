@@ -6,12 +6,12 @@ reference.victim) at release "1.37". Each test names its upstream function and c
 requests, priorities, start times, labels, pod groups, budgets, expected victims, nodes and
 messages) are the upstream rows', written anew.
 
-The rows 1.35.8 has too are default_preemption_rows.py's; this file adds 1.37.2's own. Builders,
-conventions (units, start times, given filter statuses, GenericWorkload) and harness are
-upstream_tables.py's. Rows that register test-only filter plugins in place of the real ones
-(TestDryRunPreemption's FalseFilter, TrueFilter, MatchFilter) give the model the same filter set
-(``given_filters``): for that call the model's pod-dependent filters are that one plugin, as
-upstream's profile has only it.
+The rows 1.35.8 has too are default_preemption_rows.py's and default_preemption_sampling.py's;
+this file adds 1.37.2's own. Builders, conventions (units, start times, given filter statuses,
+GenericWorkload) and harness are upstream_tables.py's. Rows that register test-only filter plugins
+in place of the real ones (TestDryRunPreemption's FalseFilter, TrueFilter, MatchFilter) give the
+model the same filter set (``given_filters``): for that call the model's pod-dependent filters are
+that one plugin, as upstream's profile has only it.
 """
 
 from __future__ import annotations
@@ -34,12 +34,16 @@ from tests.peers.default_preemption_rows import (
     POST_FILTER,
     PREEMPT,
     SELECT_BEST,
-    check_dry_run_looks_past_num_candidates,
     check_dry_run_with_test_filter,
     check_eligible,
     check_post_filter,
     check_preempt,
     check_select_best,
+)
+from tests.peers.default_preemption_sampling import (
+    LIMITED,
+    check_dry_run_limited_by_args,
+    check_dry_run_looks_past_num_candidates,
 )
 from tests.peers.upstream_tables import (
     GENERIC_WORKLOAD,
@@ -103,6 +107,12 @@ def test_dry_run_preemption_with_test_filter(monkeypatch, plugin, preemptor):
 def test_dry_run_looks_past_num_candidates_for_a_pdb_clean_node():
     """TestDryRunPreemption, "preemption looks past numCandidates until a non-PDB violating node is found"."""
     check_dry_run_looks_past_num_candidates(RELEASE)
+
+
+@pytest.mark.parametrize("higher, returned", LIMITED)
+def test_dry_run_limited_by_preemption_args(higher, returned):
+    """TestDryRunPreemption, the rows whose DefaultPreemptionArgs limit the dry run to 2 candidates."""
+    check_dry_run_limited_by_args(RELEASE, higher, returned)
 
 
 # -- TestSelectBestCandidate (default_preemption_test.go) --------------------------------------------------

@@ -20,7 +20,9 @@ from reference.victim import Unit, pdb_verdicts, pod_priority
 
 from harness.kube import disrupted_by_preemption
 from tests.builders import T0
-from tests.peers.upstream_tables import UPSTREAM, cluster, group, pod
+from tests.peers.upstream_tables import UPSTREAM, cluster, group, node, pod, verdict
+
+RELEASE = "1.37"
 
 NS = "default"
 
@@ -157,3 +159,13 @@ GET_PRIORITY = [
 def test_get_pod_priority(p, groups, want):
     """TestGetPodPriority: the priority the pod counts at as a victim."""
     assert pod_priority(cluster([], [p], groups=groups), p) == want
+
+
+def test_get_pod_priority_without_pod_group_lister():
+    """TestGetPodPriority, "pod with PodGroup but nil PodGroupLister falls back to pod priority": p4
+    (priority 20) names pod group pg1. Upstream passes no lister where GenericWorkload is off
+    (GetVictimsOnNode), and the model then weighs each pod on the node at its own priority: p4
+    counts at 20, so a preemptor at 21 may take it and one at 20 may not."""
+    for preemptor, victims in ((21, ("default/p4",)), (20, ())):
+        state = cluster([node("node1", pods=1)], [pod("p", preemptor), pod("p4", 20, on="node1", group="pg1")])
+        assert verdict(state, "p", "node1", RELEASE).victims == victims

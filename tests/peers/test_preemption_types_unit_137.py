@@ -1,0 +1,152 @@
+"""Peer cases: kubernetes v1.37.2 pkg/scheduler/framework/preemption/types_test.go, through the model's
+victims (reference.victim: victim_units, units_by_node, Unit) at release "1.37". Each test names its
+upstream function and case, and is the ``test:`` of that case (release 1.37.2) in
+peers/upstream-cases.yaml; the facts (nodes, pods, pod groups, disruption modes, priorities, start
+times, expected victims and their nodes) are the upstream rows', written anew.
+
+How upstream's victims map onto the model's: a victim is a ``Unit`` (its pods, its priority, whether
+it is a pod group's, its earliest start), and a victim's affected nodes are the nodes
+``units_by_node`` lists it under. Upstream's domain holds every pod in the cluster as a possible
+victim; the model gathers only those below a preemptor's priority, so each row asks for the victims
+of a preemptor above every priority in it (``ABOVE_ALL``). The rows about composite pod groups, and
+those that hand a constructor invalid arguments, are not expressible (their entries say why).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from reference.victim import units_by_node, victim_units
+
+from tests.builders import T0
+from tests.peers.upstream_tables import cluster, group, node, pod
+
+RELEASE = "1.37"
+ABOVE_ALL = 1000  # the preemptor's priority: above every victim in these rows
+ALL, SINGLE = "all", "single"
+
+
+def domain(state) -> set[tuple[frozenset[str], frozenset[str], int]]:
+    """Every possible victim as (its pods' names, its affected nodes, its priority)."""
+    nodes_of: dict = {}
+    for name, units in units_by_node(state, ABOVE_ALL, RELEASE, T0).items():
+        for u in units:
+            nodes_of.setdefault(u, set()).add(name)
+    assert set(nodes_of) == set(victim_units(state, ABOVE_ALL, RELEASE, T0))
+    return {(frozenset(k.split("/", 1)[1] for k in u.keys), frozenset(n), u.priority) for u, n in nodes_of.items()}
+
+
+def victim(pods: str, nodes: str, priority: int) -> tuple[frozenset[str], frozenset[str], int]:
+    return frozenset(pods.split()), frozenset(nodes.split()), priority
+
+
+# -- TestNewDomainForWorkloadPreemption -------------------------------------------------------------------
+
+TWO_NODES = [node("node1"), node("node2")]
+DOMAIN = [
+    # no pods
+    pytest.param([node("node1")], [], [], set(), id="no-pods"),
+    # pods without pod groups: each pod its own victim at its own priority
+    pytest.param(TWO_NODES, [pod("p1", 10, on="node1"), pod("p2", 20, on="node2")], [],
+                 {victim("p1", "node1", 10), victim("p2", "node2", 20)}, id="pods-without-pod-groups"),
+    # pods with pod group (DisruptionModeAll): one victim over both nodes, at the group's priority
+    pytest.param(TWO_NODES, [pod("p1", 10, on="node1", group="pg1"), pod("p2", 10, on="node2", group="pg1")],
+                 [group("pg1", 50, ALL)], {victim("p1 p2", "node1 node2", 50)}, id="pod-group-mode-all"),
+    # pods with pod group (DisruptionModeSingle): each pod its own victim, at the group's priority
+    pytest.param(TWO_NODES, [pod("p1", 10, on="node1", group="pg1"), pod("p2", 20, on="node2", group="pg1")],
+                 [group("pg1", 50, SINGLE)], {victim("p1", "node1", 50), victim("p2", "node2", 50)},
+                 id="pod-group-mode-single"),
+    # mix of pod groups and individual pods
+    pytest.param(TWO_NODES,
+                 [pod("p1", 10, on="node1", group="pg1"), pod("p2", 10, on="node2", group="pg1"),
+                  pod("p3", 20, on="node1", group="pg2"), pod("p4", 30, on="node2")],
+                 [group("pg1", 50, ALL), group("pg2", 60, SINGLE)],
+                 {victim("p1 p2", "node1 node2", 50), victim("p3", "node1", 60), victim("p4", "node2", 30)},
+                 id="mix-groups-and-pods"),
+    # pods with pod group (DisruptionModeAll) but missing pod group state in cache falls back to local
+    # pod preemption: the row gives no PodGroup at all, so each pod is its own victim at its own priority
+    pytest.param(TWO_NODES, [pod("p1", 10, on="node1", group="pg1"), pod("p2", 10, on="node2", group="pg1")],
+                 [], {victim("p1", "node1", 10), victim("p2", "node2", 10)}, id="missing-pod-group-state"),
+]
+
+
+@pytest.mark.parametrize("nodes, pods, groups, want", DOMAIN)
+def test_new_domain_for_workload_preemption(nodes, pods, groups, want):
+    """TestNewDomainForWorkloadPreemption (GenericWorkload on, composite pod groups off): the domain's
+    possible victims, each with its pods, affected nodes and priority."""
+    assert domain(cluster(nodes, pods, groups=groups)) == want
+
+
+# -- TestGetHighestAllAncestor ----------------------------------------------------------------------------
+
+# The model answers "which group disrupted as a whole does this pod go with" only through the victim
+# it builds, so each row's pod p1 runs on node1 with a sibling p2 naming the same group on node2 (none
+# for the pod without a group): upstream's answer reads only the pod and the listers, never other pods.
+HIGHEST_ALL = [
+    # pod without group
+    pytest.param("", [], False, id="pod-without-group"),
+    # pod group missing from the lister
+    pytest.param("pg1", [], False, id="pod-group-missing-from-lister"),
+    # pod group disruption mode single
+    pytest.param("pg1", [group("pg1", 0, SINGLE)], False, id="pod-group-mode-single"),
+    # pod group disruption mode All: the key is pod group default/pg1
+    pytest.param("pg1", [group("pg1", 0, ALL)], True, id="pod-group-mode-all"),
+    # pod group missing from cache lister (with composite pod groups off, the same lister as above)
+    pytest.param("pg1", [], False, id="pod-group-missing-from-cache-lister"),
+]
+
+
+@pytest.mark.parametrize("group_name, groups, has_all", HIGHEST_ALL)
+def test_get_highest_all_ancestor(group_name, groups, has_all):
+    """TestGetHighestAllAncestor, the rows without composite pod groups: p1 goes with a group
+    disrupted as a whole (the victim holding it is that group's, holding every running pod of it)
+    exactly when upstream finds such an ancestor."""
+    pods = [pod("p1", on="node1", group=group_name), pod("p2", on="node2", group=group_name)]
+    state = cluster(TWO_NODES, pods, groups=groups)
+    unit = next(u for u in victim_units(state, ABOVE_ALL, RELEASE, T0) if "default/p1" in u.keys)
+    assert unit.keys == (("default/p1", "default/p2") if has_all else ("default/p1",))
+
+
+# -- TestNewVictim ----------------------------------------------------------------------------------------
+
+NOW = T0
+EARLIER, LATER = NOW - timedelta(minutes=10), NOW + timedelta(minutes=10)
+NEW_VICTIM = [
+    # single pod without scheduling group: priority 20, started now
+    pytest.param([pod("p1", 20, on="node1", start=NOW)], [], ("p1",), 20, False, NOW, id="single-pod-without-group"),
+    # multiple pods with mixed start times (including nil): p4 has none (it counts as started now), p2
+    # started later, p3 earlier; priority 30. The model forms a victim of several pods only from a group
+    # disrupted as a whole, so the three name one at the row's priority (upstream keys this victim by
+    # pod; the model's own mark of a group's victim is not compared)
+    pytest.param([pod("p4", 30, on="node1", group="g"), pod("p2", 30, on="node1", group="g", start=LATER),
+                  pod("p3", 30, on="node1", group="g", start=EARLIER)], [group("g", 30, ALL)],
+                 ("p2", "p3", "p4"), 30, None, EARLIER, id="mixed-start-times"),
+    # pod with scheduling group is constructed as pod group: p5 names pg1, priority 40, started now
+    pytest.param([pod("p5", 40, on="node1", group="pg1", start=NOW)], [group("pg1", 40, SINGLE)],
+                 ("p5",), 40, True, NOW, id="pod-with-group-as-pod-group"),
+]
+
+
+@pytest.mark.parametrize("pods, groups, names, priority, grouped, earliest", NEW_VICTIM)
+def test_new_victim(pods, groups, names, priority, grouped, earliest):
+    """TestNewVictim, the rows that build a victim: its pods, priority, whether it is a pod group's,
+    and its earliest start (a pod that has not started counts as started now)."""
+    [unit] = victim_units(cluster([node("node1")], pods, groups=groups), ABOVE_ALL, RELEASE, NOW)
+    assert (unit.keys, unit.priority, unit.start) == (tuple(f"default/{n}" for n in names), priority, earliest)
+    if grouped is not None:
+        assert unit.grouped is grouped
+
+
+# -- TestNewDomainVictim ----------------------------------------------------------------------------------
+
+def test_new_domain_victim_deduplicates_affected_nodes():
+    """TestNewDomainVictim, "multiple pods on same and different nodes deduplicates affectedNodes": a
+    victim of p1 and p2 on node1 and p3 on node2, priority 20 (in the model, a group disrupted as a
+    whole) affects node1 and node2, each once."""
+    pods = [pod(n, 20, on=on, group="g") for n, on in (("p1", "node1"), ("p2", "node1"), ("p3", "node2"))]
+    state = cluster(TWO_NODES, pods, groups=[group("g", 20, ALL)])
+    by_node = units_by_node(state, ABOVE_ALL, RELEASE, T0)
+    assert {n: len(units) for n, units in by_node.items()} == {"node1": 1, "node2": 1}
+    assert domain(state) == {victim("p1 p2 p3", "node1 node2", 20)}
