@@ -234,7 +234,8 @@ def targets_of(state) -> tuple[summary.Target, ...]:
             name, len(mine), longest.scenario if longest else "", round(longest.seconds, 2) if longest else 0.0,
             round(batch.wall, 2) if batch is not None else None,
             round(timings["build"], 3) if "build" in timings else None,
-            round(timings["up"], 2) if "up" in timings else None))
+            round(timings["up"], 2) if "up" in timings else None,
+            *((quiet.served, quiet.started) if (quiet := getattr(batch, "quiet", None)) is not None else (None, None))))
     return tuple(out)
 
 

@@ -46,6 +46,10 @@ class Target:
     batch_seconds: float | None = None  # the batch's wall time, where the run kept its batch
     cluster_build_seconds: float | None = None  # its cluster's look in the binary cache at bring-up
     cluster_up_seconds: float | None = None  # its cluster's start, until ready
+    # Scenarios that had a cluster to themselves, and how many clusters were started for them
+    # (harness/run/pods/quiet.py hands a quiet cluster on to the next such scenario).
+    alone_scenarios: int | None = None
+    alone_clusters: int | None = None
 
 
 @dataclass(frozen=True)

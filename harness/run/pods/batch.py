@@ -26,6 +26,7 @@ from harness import flush, gates
 from harness.errors import KitError
 from harness.kube import Kube
 from harness.run.pods.placement import why_alone
+from harness.run.pods.quiet import QuietClusters
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.result import Result
 from harness.run.pods.scenario_run import PodRun
@@ -78,6 +79,7 @@ class Batch:
         return r
 
     _stopped = False
+    quiet: QuietClusters | None = None  # the clusters scenarios have to themselves, kept between them
 
     @staticmethod
     def flush_of(cluster) -> timedelta:
@@ -147,6 +149,7 @@ class Batch:
         pools = [ThreadPoolExecutor(max_workers=workers)]
         futures = [pools[0].submit(shared, sc) for sc in together]
         if self.alone_cluster is not None and alone:
+            self.quiet = QuietClusters(self.alone_cluster, MAX_ALONE_CLUSTERS)
             pools.append(ThreadPoolExecutor(max_workers=MAX_ALONE_CLUSTERS))
             futures += [pools[1].submit(self._on_own_cluster, s, c) for s, c in alone]
             alone = []
@@ -158,6 +161,8 @@ class Batch:
             # here would hold the clusters' teardown until every scenario had finished.
             for p in pools:
                 p.shutdown(wait=not lifecycle.stopping(), cancel_futures=True)
+            if self.quiet is not None:
+                self.quiet.close()
         for s, c in alone:
             # Alone on the shared cluster means no other scenario's events either: not even
             # the pod deletions of namespaces still being torn down.
@@ -169,18 +174,27 @@ class Batch:
         if self._stopped or lifecycle.stopping():
             self._done(Result(s, self.build, error="the run was stopped", cancelled=self._stopped), copy)
             return
-        cluster = self.alone_cluster(f"{s.id[:20]}-{copy}", s.cluster_settings())
+        settings = s.cluster_settings()
+        cluster, up = self.quiet.take(f"{s.id[:20]}-{copy}", settings)
+        reusable = False
         try:
-            try:
-                cluster.up()
-            except gates.Unavailable as e:
-                self._done(Result(s, self.build, unmet=str(e)), copy)
-                return
-            except KitError as e:
-                self._done(Result(s, self.build, error=f"its own cluster did not come up: {e}"), copy)
-                return
+            if not up:
+                try:
+                    cluster.up()
+                except gates.Unavailable as e:
+                    self._done(Result(s, self.build, unmet=str(e)), copy)
+                    return
+                except KitError as e:
+                    self._done(Result(s, self.build, error=f"its own cluster did not come up: {e}"), copy)
+                    return
             run = self._run(cluster.kubeconfig, s, copy, cluster.log_path("kube-scheduler"), cluster)
             run.scheduler = cluster  # its own: a fault step may restart it
-            self._done(run.run(), copy)
+            result = run.run()
+            # A scheduler restarted, paused or replaced, or a run cut short: not quiet any more.
+            reusable = not (s.faults or s.needs_standby or result.cancelled or lifecycle.stopping())
+            self._done(result, copy)
         finally:
-            cluster.down()
+            if reusable:
+                self.quiet.give_back(cluster, settings, self.run_id, True)
+            else:
+                self.quiet.lost(cluster)

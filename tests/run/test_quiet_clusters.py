@@ -1,0 +1,65 @@
+"""Clusters scenarios have to themselves are handed on to the next scenario with the same
+settings, stopped when a fault ran on them, and never more than the limit at once."""
+
+from __future__ import annotations
+
+from harness import gates
+from harness.run.pods.quiet import QuietClusters
+
+PLAIN, GATED = gates.Settings(), gates.Settings(gates=(("", "GenericWorkload", True),))
+
+
+class Cluster:
+    """Stands in for a LocalCluster: the pool only names, keeps and stops them."""
+
+    def __init__(self, name, settings):
+        self.name, self.settings, self.stopped = name, settings, False
+
+    def down(self):
+        self.stopped = True
+
+
+def pool(limit=2, settle=lambda c, run_id: None):
+    made = []
+
+    def make(name, settings):
+        made.append(Cluster(name, settings))
+        return made[-1]
+    return QuietClusters(make, limit, settle), made
+
+
+def test_a_quiet_cluster_goes_to_the_next_scenario_with_the_same_settings():
+    q, made = pool()
+    first, up = q.take("a", PLAIN)
+    assert not up
+    q.give_back(first, PLAIN, "r", reusable=True)
+    again, up = q.take("b", PLAIN)
+    assert again is first and up and not first.stopped
+    other, up = q.take("c", GATED)
+    assert other is not first and not up and len(made) == 2
+    assert (q.served, q.started) == (3, 2)
+
+
+def test_one_a_fault_ran_on_or_that_did_not_settle_is_stopped_and_replaced():
+    q, made = pool()
+    c, _ = q.take("a", PLAIN)
+    q.give_back(c, PLAIN, "r", reusable=False)
+    assert c.stopped and q.alive == 0
+
+    def never(cluster, run_id):
+        raise TimeoutError("namespaces still terminating")
+    q2, _ = pool(settle=never)
+    c2, _ = q2.take("a", PLAIN)
+    q2.give_back(c2, PLAIN, "r", reusable=True)
+    assert c2.stopped and q2.take("b", PLAIN)[0] is not c2
+
+
+def test_at_the_limit_an_idle_cluster_of_other_settings_makes_room_and_close_stops_the_rest():
+    q, made = pool(limit=1)
+    plain, _ = q.take("a", PLAIN)
+    q.give_back(plain, PLAIN, "r", reusable=True)
+    gated, _ = q.take("b", GATED)
+    assert plain.stopped and q.alive == 1
+    q.give_back(gated, GATED, "r", reusable=True)
+    q.close()
+    assert gated.stopped and q.alive == 0
