@@ -13,7 +13,8 @@ from datetime import timedelta
 from . import podgroup
 from .objects import Pod
 from .preemption import PLUGINS, Prediction, predict
-from .release import NOMINATION_CLEARED_ON_BINDING, PREEMPTION_SUCCESS_MESSAGE, TERMINATING_VICTIMS_SKIPPED, has
+from .release import (GROUP_REST_RETRIED_AT_ONCE, NOMINATION_CLEARED_ON_BINDING, PREEMPTION_SUCCESS_MESSAGE,
+                      TERMINATING_VICTIMS_SKIPPED, has)
 from .requeue import ClusterEvent, nomination_changed, pod_bound
 from .world import World, hold, park, set_pod, wake
 
@@ -81,13 +82,10 @@ def attempt_group(world: World, key: str) -> World:
     if group is None:
         # The gang plugin's PreEnqueue: no PodGroup, no attempt (and no event, no message).
         return hold(world.note(f"{key} waits for its pod group {pod.group} to exist"), [key], frozenset())
-    victims = dict(world.group_preemptions).get(group.key, ())
-    preempting = any((v := world.state.pod_keyed(k)) is not None and v.terminating for k in victims)
-    ga = podgroup.attempt(world.state, group, world.release, world.gates, world.now, preempting, dict(world.choices))
+    ga = podgroup.attempt(world.state, group, world.release, world.gates, world.now, dict(world.choices))
     pending = [p.key for p in podgroup.members_in_order(world.state, group)]
     if ga.outcome == "held":
-        rejectors = frozenset({"NodeResourcesFit"}) if preempting else frozenset()
-        return hold(world.note(f"{group.key}: {ga.reasons[0]}"), pending, rejectors)
+        return hold(world.note(f"{group.key}: {ga.reasons[0]}"), pending, frozenset())
     outcome = {"schedule": "schedule", "preempt": "preempt"}.get(ga.outcome, "unschedulable")
     world = replace(world, predictions=world.predictions + tuple(
         Prediction(k, outcome if k in ga.placement or outcome == "unschedulable" else "unschedulable",
@@ -103,21 +101,24 @@ def attempt_group(world: World, key: str) -> World:
             world = set_pod(world, bound)
             events.append(pod_bound(bound))
         world = world.note(f"{ga.reasons[0]}: " + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
-        for k in pending:
-            if k not in ga.placement:
-                world = park(world.note(f"{k} stays pending: {ga.messages.get(k, '')}"), k, ga.rejectors)
+        # The pods the cycle could not place: from 1.37 requeued at once (``requeue``); 1.36 hands
+        # each to FailureHandler alone (schedule_one_podgroup.go submitPodGroupAlgorithmResult), so
+        # it is parked with its rejectors, which the binding of the others does not wake.
+        rest = [k for k in pending if k not in ga.placement]
+        for k in rest:
+            world = world.note(f"{k} stays pending: {ga.messages.get(k, '')}")
+            world = requeue(world, k) if has(world.release, GROUP_REST_RETRIED_AT_ONCE) else park(world, k, ga.rejectors)
         for event in events:
             world = wake(world, event)
         return world
     if ga.outcome == "preempt":
-        # A victim already terminating is still one: the group waits for it to be gone.
+        # A victim already terminating is still one. The group is parked, not held back: the
+        # PreEnqueue hold ends with the last delete call (reference.podgroup.GroupAttempt).
         world, evicted = _preempt_victims(world, ga.victims)
         for k in pending:
             member = world.state.pod_keyed(k)
             world = set_pod(world, member.with_(nominated_node_name=ga.nominations.get(k, "")))
-        world = replace(world, preempted=world.preempted | set(evicted),
-                        group_preemptions=tuple(g for g in world.group_preemptions if g[0] != group.key)
-                        + ((group.key, ga.victims),))
+        world = replace(world, preempted=world.preempted | set(evicted))
         world = world.note(f"{ga.reasons[0]}: {', '.join(ga.victims)}; placement "
                            + ", ".join(f"{k} on {n}" for k, n in sorted(ga.placement.items())))
         for k in pending:
@@ -127,6 +128,15 @@ def attempt_group(world: World, key: str) -> World:
     for k in pending:
         world = park(world, k, ga.rejectors)
     return world
+
+
+def requeue(world: World, key: str) -> World:
+    """From 1.37 a pod its group's successful cycle left unplaced goes straight back to the active
+    queue, before the next cycle: not parked, no failure counted (the group's counts are reset), and
+    its place in the queue kept (scheduling_queue.go AddAttemptedPodGroupIfNeeded, status Success)."""
+    failures = tuple((k, n) for k, n in world.failures if k != key)
+    return replace(world, parked=tuple(p for p in world.parked if p[0] != key), failures=failures,
+                   queued=world.queued + ((key,) if key not in world.queued else ()))
 
 
 def _bound(world: World, pod: Pod, node: str) -> Pod:

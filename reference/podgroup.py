@@ -69,7 +69,13 @@ class GroupAttempt:
 
     outcome: ``schedule`` (``placement`` binds), ``preempt`` (``victims`` go; ``nominations`` are
     written), ``unschedulable`` (nothing changes but the members' messages), ``held`` (not tried:
-    the group or its minCount pods do not exist yet, or its preemption is still under way)."""
+    its minCount pods do not exist yet).
+
+    A group is never held for its own preemption: DefaultPreemption's PreEnqueue turns it away only
+    until the executor has issued the delete of its last victim (executor.go isRunningPreemption,
+    1.36 and 1.37 alike), and the model's API calls complete at once. While its victims terminate
+    it is tried like any pending pod: 1.37 then keeps its nominations (``ongoing_preemption``), 1.36
+    chooses the same victims again, already terminating, and sends no second call."""
 
     group: str
     outcome: str
@@ -169,24 +175,20 @@ def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str,
 def ongoing_preemption(state: ClusterState, group: PodGroup, pods: list[Pod]) -> bool:
     """isOngoingPreemption (1.37): some pending pod of the group is nominated to a node where a pod
     below the group's priority -- at its own pod group's priority where it names one -- is
-    terminating by preemption. Whose preemption it was does not matter: the group's victims being
-    tracked (``attempt``'s ``preempting``) is the PreEnqueue hold; this is the preemption's own check."""
+    terminating by preemption. Whose preemption it was does not matter."""
     nominated = {p.nominated_node_name for p in pods if p.nominated_node_name}
     return any(pod_priority(state, o) < group.priority and o.terminating and o.disruption_target_by_preemption
                for n in nominated for o in state.pods_on(n))
 
 
 def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, now: datetime,
-            preempting: bool, choices: dict[str, str] | None = None) -> GroupAttempt:
-    """One cycle of ``group``'s pending pods. ``preempting``: victims of its last preemption are still
-    terminating (the group then waits: DefaultPreemption's PreEnqueue holds it)."""
+            choices: dict[str, str] | None = None) -> GroupAttempt:
+    """One cycle of ``group``'s pending pods."""
     members = state.members(group)
     pods = members_in_order(state, group)
     if group.gang and sum(1 for p in members if not p.terminating) < group.min_count:
         return GroupAttempt(group.key, "held", reasons=(
             f"waits for {group.min_count} pods of gang {group.key} ({sum(1 for p in members if not p.terminating)} exist)",))
-    if preempting:
-        return GroupAttempt(group.key, "held", reasons=("waits for the preemption for this pod group to be finished",))
     if has(release, GROUP_PRIORITY_MUST_MATCH):
         odd = next((p for p in members if not p.terminating and p.priority != group.priority), None)
         if odd is not None:

@@ -94,6 +94,12 @@ GROUP_ONGOING_PREEMPTION = Switch(
     "a pod group that fails its cycle does not preempt while a pod of it is nominated to a node where a "
     "pod below the group's priority (its own group's, where it names one) is terminating by preemption: "
     "it keeps its nominations and finds no new victims (1.36 has no such check)")
+GROUP_REST_RETRIED_AT_ONCE = Switch(
+    "group-rest-retried-at-once", "1.37", "kubernetes#138567, #139613",
+    "after a pod-group cycle that binds some of the group's pods, the pods it could not place go "
+    "straight back to the active queue, keeping their place and with no backoff: the next cycle, "
+    "at once, preempts for them (1.36 parks each in the unschedulable pool, where binding its "
+    "group's other pods does not wake it)")
 LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
     "lone-preemptor-group-victims", "1.37", "kubernetes#137981",
     "a lone preemptor (a pod in no pod group) weighs its victims as pod-group preemption does: a pod "
@@ -106,7 +112,7 @@ SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREE
             PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH,
             GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION,
-            LONE_PREEMPTOR_GROUP_VICTIMS)
+            GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS)
 
 
 def minor(release: str) -> tuple[int, int]:

@@ -27,7 +27,7 @@ def restart(world: World, graceful: bool = False, how: str = "") -> World:
 
     how = how or ("is stopped and started again" if graceful else "is killed and started again")
     pending = {p.key for p in world.state.pending()}
-    world = replace(world, parked=(), rejectors=(), failures=(), queued=(), group_preemptions=(),
+    world = replace(world, parked=(), rejectors=(), failures=(), queued=(),
                     state=replace(world.state, pods=tuple(p.with_(queued_at=world.now) if p.key in pending else p
                                                           for p in world.state.pods)))
     world = world.note(f"the scheduler {how}: its queue is rebuilt from the API, every "

@@ -48,9 +48,6 @@ class World:
     queued: tuple[str, ...] = ()
     # Pods the kubelet evicted for node pressure, and the node each was on (they stay Failed).
     evicted: tuple[tuple[str, str], ...] = ()
-    # Each pod group's last preemption: (group key, its victims). Until they are gone the group
-    # is not tried again.
-    group_preemptions: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # The scheduler's flush interval: a pod parked this long is retried by the next flush, which
     # runs every 30 s, so up to FLUSH_PERIOD later (``flush_late``: this world takes the latest).
     flush_after: timedelta = UNSCHEDULABLE_MAX_STAY

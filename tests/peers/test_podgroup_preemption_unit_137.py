@@ -335,7 +335,7 @@ def test_preempt(monkeypatch, pods, groups, preemptor, never):
     mine = members("p-1", "p-2") if never else members("p1", ("p2", dict(nominated_node_name="node1")))
     state = cluster(nodes, [*pods, *mine], (), [*groups, preemptor])
     gates = GENERIC_WORKLOAD + (("kube-scheduler", "PodGroupPreemptionPolicy", True),)
-    ga = attempt(state, preemptor, RELEASE, gates, T0, False)
+    ga = attempt(state, preemptor, RELEASE, gates, T0)
     assert (ga.outcome, ga.victims) == ("unschedulable", ())
     if never:
         assert ga.reasons[0].endswith(never)

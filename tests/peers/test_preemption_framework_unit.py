@@ -135,7 +135,7 @@ def test_prepare_candidate_for_a_pod_group(monkeypatch):
     state = cluster([big_node("node1")], [pod("preemptor", P_HIGH, group="pg1"), victim], groups=[group("pg1", P_HIGH)])
     world = World(state, T0, "upstream", release="1.37", gates=GENERIC_WORKLOAD)
 
-    def attempt(state, group, release, gates, now, preempting, choices=None):
+    def attempt(state, group, release, gates, now, choices=None):
         return GroupAttempt(group.key, "preempt", placement={"default/preemptor": "node1"}, victims=(victim.key,),
                             nominations={"default/preemptor": "node1"}, reasons=("the row's candidate",))
     monkeypatch.setattr(podgroup, "attempt", attempt)

@@ -170,11 +170,6 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
         decision = admit_pod_group(state, to_group(g))
         if decision:
             state = state.with_group(decision.obj)
-    # The cluster does not say which preemption a terminating victim is for: while any is, a group
-    # with pods pending is taken to wait for its own (scenarios preempt for one group at a time).
-    terminating = tuple(p.key for p in state.pods if p.terminating and p.disruption_target_by_preemption)
-    group_preemptions = tuple((g.key, terminating) for g in state.pod_groups
-                              if terminating and any(not p.node_name for p in state.members(g)))
     # The cluster does not show which plugins rejected a parked pod. The model's own account of
     # the attempt that parked it comes first; only a pod it has none for (parked during the
     # set-up) is read from the state as it is now. Pods that moved since can shrink the present
@@ -183,7 +178,7 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
     return World(state, datetime.now(timezone.utc), build, parked=tuple(parked), release=release,
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
                  rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names),
-                 gates=tuple(gates), group_preemptions=group_preemptions, flush_after=flush)
+                 gates=tuple(gates), flush_after=flush)
 
 
 def parked_rejectors(state: ClusterState, parked: list[str],
