@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 from itertools import groupby
 
 from . import eviction, podgroup
-from .admission import Rejected, admit_pod
+from .admission import Rejected, admit_pod, admit_pod_group
 from .cycle import attempt
-from .objects import ClusterState, Pod
+from .objects import ClusterState, Pod, PodGroup
 from .preemption import predict
 from .queue import FLUSH_PERIOD, UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
 from .release import DEFAULT_RELEASE, Gates
@@ -113,6 +113,19 @@ def create_pod(world: World, pod: Pod, requested_priority: int | None = None, re
     admitted = decision.obj.with_(queued_at=world.now)
     world = set_pod(world, admitted).note(f"{pod.key} admitted: {decision.reason}")
     return run_queue(world, {admitted.key})
+
+
+def create_pod_group(world: World, group: PodGroup) -> World:
+    """A PodGroup created: its pods, held until it existed (the gang plugin's PreEnqueue), are
+    moved to the queue by its PodGroup Add event, and go into one cycle together."""
+    decision = admit_pod_group(world.state, group)
+    if isinstance(decision, Rejected):
+        return replace(world, rejected=world.rejected + ((group.name, decision.reason),)).note(
+            f"pod group {group.key} rejected: {decision.reason}")
+    world = replace(world, state=world.state.with_group(decision.obj)).note(f"pod group {group.key} created")
+    waiting = {p.key for p in podgroup.members_in_order(world.state, decision.obj)}
+    world = replace(world, parked=tuple(p for p in world.parked if p[0] not in waiting))
+    return run_queue(world, waiting)
 
 
 def delete_pod(world: World, key: str) -> World:

@@ -127,8 +127,8 @@ class Expect(Strict):
     evicted: list[str] = []  # evicted by its node's kubelet for pressure (Failed, reason Evicted)
 
 
-ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "pressure", "wait",
-           "resizePod", *NODE_ACTIONS, *FAULT_ACTIONS)
+ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "createPodGroup",
+           "pressure", "wait", "resizePod", *NODE_ACTIONS, *FAULT_ACTIONS)
 
 
 class Step(Strict):
@@ -140,6 +140,8 @@ class Step(Strict):
     updateClass: ClassSpec | None = None
     deleteClass: str | None = None
     createPdb: PdbSpec | None = None
+    # Its pods may be created before it: the gang plugin holds them until it exists.
+    createPodGroup: PodGroupSpec | None = None
     pressure: PressureSpec | None = None
     wait: SpanField | None = None
     resizePod: ResizePod | None = None
@@ -218,7 +220,12 @@ class Scenario(Strict):
         """The range of releases this scenario specifies for ``build`` ("" for all). A scenario
         with pod groups specifies no release before pod groups exist (reference.podgroup.SINCE)."""
         given = self.releases.get(build, "") if isinstance(self.releases, dict) else self.releases
-        return given or (f">={podgroup.SINCE}" if self.podGroups else "")
+        return given or (f">={podgroup.SINCE}" if self.all_pod_groups else "")
+
+    @property
+    def all_pod_groups(self) -> list[PodGroupSpec]:
+        """The initial pod groups and those its steps create."""
+        return self.podGroups + [s.createPodGroup for s in self.steps if s.createPodGroup]
 
     @model_validator(mode="after")
     def names_resolve(self) -> Scenario:
@@ -229,19 +236,21 @@ class Scenario(Strict):
         dupes([c.name for c in self.priorityClasses], "priorityClasses", errors)
         pods: set[str] = set()
         groups = {g.name: g for g in self.podGroups}
-        dupes([g.name for g in self.podGroups], "podGroups", errors)
+        dupes([g.name for g in self.all_pod_groups], "podGroups", errors)
         for i, g in enumerate(self.podGroups):
             if g.priorityClassName and g.priorityClassName not in classes | set(SYSTEM_CLASSES):
                 errors.append(f"podGroups[{i}].class: no priority class named {g.priorityClassName!r}")
         lacking = [g for g in GROUP_GATES if not self.gates.get(g)]
-        if self.podGroups and lacking:
+        if self.all_pod_groups and lacking:
             errors.append(f"gates: pod groups need {', '.join(f'{g}: true' for g in lacking)} "
                           "(1.37 folds the last two into GenericWorkload; the kit leaves them out there)")
         members = [(f"pods[{i}]", p) for i, p in enumerate(self.pods)] + [
             (f"steps[{i}].createPod", s.createPod) for i, s in enumerate(self.steps) if s.createPod]
         for where, p in members:
-            if p.group and p.group not in groups:
-                errors.append(f"{where}.group: no pod group named {p.group!r} (podGroups: {', '.join(groups) or 'none'})")
+            # A pod may name a group a later step creates: it waits for it.
+            if p.group and p.group not in {g.name for g in self.all_pod_groups}:
+                known = ", ".join(g.name for g in self.all_pod_groups) or "none"
+                errors.append(f"{where}.group: no pod group named {p.group!r} (podGroups: {known})")
         for i, p in enumerate(self.pods):
             g = groups.get(p.group)
             if g is not None and p.priorityClassName != g.priorityClassName and not p.bypassScheduler:

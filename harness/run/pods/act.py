@@ -155,6 +155,7 @@ class PodClient:
         self.class_specs: dict[str, ClassSpec] = {c.name: c for c in scenario.priorityClasses}
         self.created_classes: set[str] = set()
         self.rejected: dict[str, str] = {}  # pod or class name -> the API server's refusal
+        self.group_specs: list[PodGroupSpec] = []  # the pod groups made so far, initial ones first
 
     def create_class(self, c: ClassSpec) -> str | None:
         try:
@@ -215,6 +216,7 @@ class PodClient:
         return None
 
     def create_pod_group(self, g: PodGroupSpec) -> None:
+        self.group_specs.append(g)
         group, version = pod_group_api(self.release)
         api, ns = client.CustomObjectsApi(self.kube.api), self.names.namespace
         write_once(lambda: api.create_namespaced_custom_object(group, version, ns, "podgroups",
@@ -290,6 +292,8 @@ class PodClient:
                 lambda: not self.kube.exists(self.kube.scheduling.read_priority_class, name), f"deleting PriorityClass {name}"))
             if step.deleteClass in self.class_specs:
                 self.wait_admission_sees(self.class_specs[step.deleteClass], deleted=True)
+        elif step.createPodGroup is not None:
+            self.create_pod_group(step.createPodGroup)
         elif step.createPdb is not None:
             self.create_pdb(step.createPdb)
             self.wait_pdbs_current()

@@ -165,7 +165,7 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
         pdbs.append(replace(to_pdb(spec, "default", st.disruptions_allowed if st else 0),
                             disrupted_pods=tuple((st.disrupted_pods or {}) if st else {})))
     state = ClusterState(tuple(classes), tuple(to_node(n) for n in act.node_specs.values()), tuple(pods), tuple(pdbs))
-    for g in scenario.podGroups:
+    for g in act.group_specs:
         # Its priority was resolved from its class on create, as the model's admission does.
         decision = admit_pod_group(state, to_group(g))
         if decision:

@@ -22,7 +22,7 @@ from reference.scheduler import PodView, World
 from harness.clusters.standby import LEASE_SECONDS
 from harness.formats.common import ScenarioError
 from harness.formats.nodes import NODE_ACTIONS, after, node_named
-from harness.formats.pod_model import from_node, initial_state, to_class, to_node, to_pdb, to_pod
+from harness.formats.pod_model import from_node, initial_state, to_class, to_group, to_node, to_pdb, to_pod
 from harness.formats.pods import CPU, MEMORY, DuringFault, Expect, Scenario, Step
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -135,6 +135,8 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
         world = _change_class(world, to_class(step.updateClass), validate_class_update)
     elif step.deleteClass is not None:
         world = replace(world, state=world.state.without_class(step.deleteClass))
+    elif step.createPodGroup is not None:
+        world = sched.create_pod_group(world, to_group(step.createPodGroup, namespace))
     elif step.createPdb is not None:
         state = world.state
         world = replace(world, state=replace(state, pdbs=state.pdbs + (to_pdb(step.createPdb, namespace),)))
@@ -260,8 +262,8 @@ def _change_class(world: World, pc, validate) -> World:
 
 def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str = DEFAULT_RELEASE,
              gates: tuple = (), flush: timedelta = UNSCHEDULABLE_MAX_STAY) -> list[World]:
-    """``gates``: the run's own (harness.gates.Settings.gates); the scenario's come on top."""
-    """The model's world after the set-up and after each step."""
+    """The model's world after the set-up and after each step. ``gates``: the run's own
+    (harness.gates.Settings.gates); the scenario's come on top."""
     state = initial_state(scenario, now)
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in scenario.pdbs))
     worlds = [sched.start(state, build, now, release, tuple(gates) + scenario.cluster_settings().gates, flush)]
