@@ -126,3 +126,14 @@ def test_a_rule_whose_scenario_is_due_says_what_it_needs():
     due = mutant_files.Rule(id="a", rule="r", source="s", no_mutant="n", scenario_due="a quiet cluster")
     assert mutant_rules.scenarios_line(due) == "SCENARIO DUE: a quiet cluster"
     assert mutant_rules.table([due], [], {})[-1] == "1 rules: 0 NO MUTANT, 0 with a mutant due, 1 with a scenario due, 0 NO SCENARIO"
+
+
+def test_the_kill_matrix_runs_a_mutants_rule_scenarios_first():
+    from harness.formats.mutants import load_all
+    from harness.mutants.matrix import rule_scenarios, targeted
+
+    shows = rule_scenarios()
+    m = next(m for m in load_all() if m.id == "queue-scale-down-not-registered")
+    assert targeted(m, shows) == ["queue-pod-resized-down-retries-pod-parked-for-cpu"]
+    # Every scenario a rule names is a catalogue file, so each -k term selects at least that one.
+    assert all(targeted(m, shows) for m in load_all() if any(shows.get(r) for r in m.rules))
