@@ -1,18 +1,21 @@
-"""Memory pressure on a kind worker: the kubelet's threshold moved just above what is free.
+"""Memory pressure on a kind worker: the kubelet's threshold moved near what is free, then a filler.
 
-Not a filler, as for disk (pressure.py): on a cgroup v1 host the kubelet of a kind node reads
-the host's memory (its capacity from /proc/meminfo, the working set of the root cgroup), so what
-is free moves with everything the machine runs, and reaching the default threshold (100Mi) would
-mean filling a shared machine. So the kit reads ``memory.available`` as the kubelet reports it,
-sets ``evictionHard: memory.available`` above it by the shortfall the model's ranking calls for,
-restarts the kubelet, and puts the configuration back afterwards. The pods' own memory (each
-holds a memory-backed emptyDir) is exact; the host's drift between the reading and the
-kubelet's next pass is what the margin (half the last victim's memory) absorbs.
+Not a filler alone, as for disk (pressure.py): the kubelet of a kind node takes its capacity from
+the host's /proc/meminfo, so what it sees free is nearly the host's memory, and reaching the
+default threshold (100Mi) would mean filling the machine. So the kit reads ``memory.available``
+as the kubelet reports it, sets ``evictionHard: memory.available`` HEADROOM below it (no pressure
+yet) and restarts the kubelet; then it fills a tmpfs in the node container, outside every pod,
+until the node is short by what the model's ranking calls for. The configuration goes back after.
+
+Why in that order: a restarted kubelet admits its running pods again, and under memory pressure
+its eviction admission refuses BestEffort pods ("The node had condition: [MemoryPressure]"), as
+a first version of this module that restarted the kubelet already under pressure showed. And the
+hard threshold is subtracted from the node's allocatable memory, which the re-admission checks
+the pods' requests against: HEADROOM leaves them room.
 
 ``enforceNodeAllocatable`` goes off for the step: the kubelet copies a hard memory threshold to
-the pods' allocatable signal (eviction/helpers.go addAllocatableThresholds) and subtracts it from
-their allocatable, which under a threshold near the host's size is far below the threshold, so
-every pod would be evicted.
+the pods' allocatable signal (eviction/helpers.go addAllocatableThresholds), which under a
+threshold near the host's size would evict every pod.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from harness.host.wait import NotYet, wait_for
 from harness.kube import Kube
 
 KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
+FILLER_DIR = "/run/prioritykit-memory"  # a tmpfs of the node container's own: gone with it
+HEADROOM = 512 << 20  # free above the moved threshold while the kubelet restarts
 MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure"
 # Half the last victim's memory must cover the host's drift over a kubelet pass or two.
 MIN_MARGIN = 128 << 20
@@ -80,16 +85,28 @@ def kubelet_config(node: str) -> str:
     return _docker(node, ["cat", KUBELET_CONFIG], "reading the kubelet's configuration")
 
 
+def available(kube: Kube, node: str) -> int:
+    return summary(kube, node)["node"]["memory"]["availableBytes"]
+
+
 def squeeze(kube: Kube, node: str, original: str, shortfall: int) -> None:
     """Put ``node`` ``shortfall`` bytes below its kubelet's memory threshold."""
-    free = summary(kube, node)["node"]["memory"]["availableBytes"]
-    config = yaml.safe_dump(squeezed(yaml.safe_load(original), free + shortfall))
-    _restart_kubelet(kube, node, config, "moving its memory threshold")
+    threshold = available(kube, node) - HEADROOM
+    _restart_kubelet(kube, node, yaml.safe_dump(squeezed(yaml.safe_load(original), threshold)),
+                     "moving its memory threshold")
+    size = available(kube, node) - threshold + shortfall
+    if size <= shortfall:
+        raise KitError(f"kind node {node} came back from the kubelet's restart already short of memory")
+    _docker(node, ["sh", "-ec", f"mkdir -p {FILLER_DIR} && mount -t tmpfs -o size={size + (64 << 20)} tmpfs {FILLER_DIR} "
+                   f"&& dd if=/dev/zero of={FILLER_DIR}/fill bs=1M count={size >> 20} 2>/dev/null"],
+            "filling memory outside the pods")
 
 
 def relieve(kube: Kube, node: str, original: str, timeout: float = 120) -> None:
     """Put the kubelet's configuration back; until the node shows no memory pressure (condition
     and taint; the condition stays evictionPressureTransitionPeriod after relief)."""
+    _docker(node, ["sh", "-c", f"umount {FILLER_DIR} 2>/dev/null; rmdir {FILLER_DIR} 2>/dev/null; true"],
+            "removing the memory filler")
     _restart_kubelet(kube, node, original, "putting its configuration back")
 
     def calm():
