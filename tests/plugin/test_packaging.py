@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,8 +183,11 @@ def test_the_plugin_stays_out_of_sessions_that_do_not_run_the_suite(installed):
         "    assert not [n for n in names if n.startswith('conformance.plugin')], names\n"
         "    assert 'conformance.plugin' not in sys.modules\n"
         "    assert 'priority-conformance-pytest-' not in str(tmp_path)\n")
-    out = _ok(_run([installed.venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py"], cwd=here,
-                   env=installed.venv.env))
+    # The user's session makes its temp folders where pytest does by default; a folder of this
+    # test's own stands for that default, so nothing is left in /tmp/pytest-of-<user>.
+    with tempfile.TemporaryDirectory(prefix="users-tmp-") as users_tmp:
+        out = _ok(_run([installed.venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py"], cwd=here,
+                       env={**installed.venv.env, "PYTEST_DEBUG_TEMPROOT": users_tmp}))
     assert out.stdout.strip().splitlines()[-1].startswith("1 passed"), out.stdout
     out = _run([installed.venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "conformance"],
                cwd=here, env=installed.venv.env)
