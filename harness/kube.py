@@ -24,7 +24,8 @@ NODE_MEMORY = 256 << 30  # what a kwok node offers (a kind worker offers the hos
 NODE_MILLI_CPU = 32000  # what a kwok node offers unless the scenario says (a kind worker: the host's cores)
 QOS_MILLI_CPU = 10  # a Burstable or Guaranteed pod's cpu request when the scenario names none
 # What a scenario's pods may hold in memory in all: the host gives it (memory pressure is made by
-# moving the kubelet's threshold, not by filling the machine: harness/clusters/memory_pressure.py).
+# moving the kubelet's threshold near what is free, so the machine is never filled:
+# harness/clusters/memory_pressure.py).
 POD_MEMORY = 2 << 30
 QOS_MEMORY = 32 << 20  # a Guaranteed pod's memory request and limit when the scenario names none
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image would do

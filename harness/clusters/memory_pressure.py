@@ -20,11 +20,9 @@ threshold near the host's size would evict every pod.
 
 from __future__ import annotations
 
-import subprocess
-
 import yaml
 
-from harness.clusters.pressure import summary
+from harness.clusters.pressure import node_exec, summary, wait_calm
 from harness.errors import KitError
 from harness.host.wait import NotYet, wait_for
 from harness.kube import Kube
@@ -45,22 +43,14 @@ def squeezed(config: dict, threshold: int) -> dict:
     return out
 
 
-def _docker(node: str, args: list[str], what: str, stdin: str | None = None) -> str:
-    done = subprocess.run(["docker", "exec", "-i", node, *args], input=stdin, capture_output=True, text=True,
-                          timeout=120)
-    if done.returncode != 0:
-        raise KitError(f"{what} on kind node {node} failed: {(done.stderr or done.stdout).strip()[-400:]}")
-    return done.stdout
-
-
 def _restart_kubelet(kube: Kube, node: str, config: str, what: str) -> None:
     """Write the kubelet's configuration and restart it; until it serves stats again."""
-    _docker(node, ["sh", "-ec", f"cat > {KUBELET_CONFIG}.new && mv {KUBELET_CONFIG}.new {KUBELET_CONFIG} && "
-                   "systemctl restart kubelet"], what, stdin=config)
+    node_exec(node, f"cat > {KUBELET_CONFIG}.new && mv {KUBELET_CONFIG}.new {KUBELET_CONFIG} && "
+              "systemctl restart kubelet", what, stdin=config)
 
     def serving():
         try:
-            summary(kube, node)["node"]["memory"]["availableBytes"]
+            available(kube, node)
         except Exception as e:  # restarting: refused, or no stats yet
             raise NotYet(f"the kubelet does not serve stats yet ({type(e).__name__})") from None
     wait_for(serving, 120, f"the kubelet of {node} to serve stats after {what}", interval=1)
@@ -82,7 +72,7 @@ def wait_for_memory(kube: Kube, node: str, namespace: str, held: dict[str, int],
 
 def kubelet_config(node: str) -> str:
     """The kubelet's configuration as it is: what ``relieve`` puts back."""
-    return _docker(node, ["cat", KUBELET_CONFIG], "reading the kubelet's configuration")
+    return node_exec(node, f"cat {KUBELET_CONFIG}", "reading the kubelet's configuration")
 
 
 def available(kube: Kube, node: str) -> int:
@@ -97,25 +87,18 @@ def squeeze(kube: Kube, node: str, original: str, shortfall: int) -> None:
     size = available(kube, node) - threshold + shortfall
     if size <= shortfall:
         raise KitError(f"kind node {node} came back from the kubelet's restart already short of memory")
-    _docker(node, ["sh", "-ec", f"mkdir -p {FILLER_DIR} && mount -t tmpfs -o size={size + (64 << 20)} tmpfs {FILLER_DIR} "
-                   f"&& dd if=/dev/zero of={FILLER_DIR}/fill bs=1M count={size >> 20} 2>/dev/null"],
-            "filling memory outside the pods")
+    node_exec(node, f"mkdir -p {FILLER_DIR} && mount -t tmpfs -o size={size + (64 << 20)} tmpfs {FILLER_DIR} "
+              f"&& dd if=/dev/zero of={FILLER_DIR}/fill bs=1M count={size >> 20} 2>/dev/null",
+              "filling memory outside the pods")
 
 
 def relieve(kube: Kube, node: str, original: str, timeout: float = 120) -> None:
-    """Put the kubelet's configuration back; until the node shows no memory pressure (condition
-    and taint; the condition stays evictionPressureTransitionPeriod after relief)."""
-    _docker(node, ["sh", "-c", f"umount {FILLER_DIR} 2>/dev/null; rmdir {FILLER_DIR} 2>/dev/null; true"],
-            "removing the memory filler")
+    """Remove the filler and put the kubelet's configuration back; until the node shows no memory
+    pressure."""
+    node_exec(node, f"umount {FILLER_DIR} 2>/dev/null || true; rmdir {FILLER_DIR} 2>/dev/null || true",
+              "removing the memory filler")
     _restart_kubelet(kube, node, original, "putting its configuration back")
-
-    def calm():
-        n = kube.core.read_node(node)
-        if any(c.type == "MemoryPressure" and c.status == "True" for c in (n.status.conditions or [])):
-            raise NotYet("MemoryPressure still True")
-        if any(t.key == MEMORY_PRESSURE_TAINT for t in (n.spec.taints or [])):
-            raise NotYet("still tainted memory-pressure")
-    wait_for(calm, timeout, f"kind node {node} to recover from memory pressure", interval=1)
+    wait_calm(kube, node, "MemoryPressure", MEMORY_PRESSURE_TAINT, timeout)
 
 
 __all__ = ["kubelet_config", "squeeze", "squeezed", "relieve", "wait_for_memory", "MIN_MARGIN"]

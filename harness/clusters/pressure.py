@@ -43,8 +43,11 @@ def threshold(kind_config: dict) -> int:
     raise KitError("kind-config.yaml: no KubeletConfiguration patch with evictionHard nodefs.available")
 
 
-def _exec(node: str, script: str, what: str, timeout: float = 120) -> str:
-    done = subprocess.run(["docker", "exec", node, "sh", "-ec", script], capture_output=True, text=True, timeout=timeout)
+def node_exec(node: str, script: str, what: str, timeout: float = 120, stdin: str | None = None) -> str:
+    """``script`` run by sh -e in the kind node container (``stdin`` its input); its output."""
+    attach = ["-i"] if stdin is not None else []  # docker reads no input it is not asked to
+    done = subprocess.run(["docker", "exec", *attach, node, "sh", "-ec", script], input=stdin, capture_output=True,
+                          text=True, timeout=timeout)
     if done.returncode != 0:
         raise KitError(f"{what} on kind node {node} failed: {(done.stderr or done.stdout).strip()[-400:]}")
     return done.stdout
@@ -54,7 +57,7 @@ def give_own_filesystem(node: str) -> None:
     """Move the worker's /var/lib/kubelet onto a fixed-size filesystem; its kubelet restarts on it.
 
     Done once, right after the cluster is created, while no pod runs on the worker."""
-    _exec(node, f"""
+    node_exec(node, f"""
         systemctl stop kubelet
         truncate -s {NODEFS_SIZE} {IMAGE}
         mkfs.ext4 -q -F -m 0 {IMAGE}
@@ -92,7 +95,7 @@ def wait_for_writes(kube: Kube, node: str, namespace: str, writes: dict[str, int
 
 def available(node: str) -> int:
     """Bytes free on the node filesystem now (statfs, as the kubelet's own observation)."""
-    return int(_exec(node, f"df -B1 --output=avail {KUBELET_DIR} | tail -1", "reading free space").strip())
+    return int(node_exec(node, f"df -B1 --output=avail {KUBELET_DIR} | tail -1", "reading free space").strip())
 
 
 def starve(node: str, limit: int, shortfall: int) -> int:
@@ -101,23 +104,27 @@ def starve(node: str, limit: int, shortfall: int) -> int:
     size = available(node) - limit + shortfall
     if size <= 0:
         raise KitError(f"kind node {node} is already short of disk before the pressure step")
-    _exec(node, f"fallocate -l {size} {FILLER}", "filling the node filesystem")
+    node_exec(node, f"fallocate -l {size} {FILLER}", "filling the node filesystem")
     return size
 
 
 def relieve(kube: Kube, node: str, timeout: float = 90) -> None:
-    """Remove the filler and wait until the node shows no disk pressure (condition and taint):
-    the kubelet keeps the condition for evictionPressureTransitionPeriod after relief."""
-    _exec(node, f"rm -f {FILLER}", "removing the filler")
+    """Remove the filler and wait until the node shows no disk pressure."""
+    node_exec(node, f"rm -f {FILLER}", "removing the filler")
+    wait_calm(kube, node, "DiskPressure", DISK_PRESSURE_TAINT, timeout)
 
+
+def wait_calm(kube: Kube, node: str, condition: str, taint: str, timeout: float) -> None:
+    """Until the node shows neither the pressure ``condition`` nor its ``taint``: the kubelet keeps
+    the condition for evictionPressureTransitionPeriod after relief."""
     def calm():
         n = kube.core.read_node(node)
-        conds = {c.type: c.status for c in (n.status.conditions or [])}
-        if conds.get("DiskPressure") == "True":
-            raise NotYet("DiskPressure still True")
-        if any(t.key == DISK_PRESSURE_TAINT for t in (n.spec.taints or [])):
-            raise NotYet("still tainted disk-pressure")
-    wait_for(calm, timeout, f"kind node {node} to recover from disk pressure", interval=1)
+        if any(c.type == condition and c.status == "True" for c in (n.status.conditions or [])):
+            raise NotYet(f"{condition} still True")
+        if any(t.key == taint for t in (n.spec.taints or [])):
+            raise NotYet(f"still tainted {taint}")
+    wait_for(calm, timeout, f"kind node {node} to recover from {condition}", interval=1)
 
 
-__all__ = ["give_own_filesystem", "wait_for_writes", "starve", "relieve", "summary", "threshold", "FILLER"]
+__all__ = ["give_own_filesystem", "wait_for_writes", "starve", "relieve", "summary", "threshold", "FILLER",
+           "node_exec", "wait_calm"]

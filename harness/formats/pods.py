@@ -234,23 +234,23 @@ class Scenario(Strict):
         dupes(node_names, "nodes", errors)
         classes = {c.name for c in self.priorityClasses}
         dupes([c.name for c in self.priorityClasses], "priorityClasses", errors)
-        pods: set[str] = set()
+        pods: dict[str, PodSpec] = {}  # the pods made so far, by name
         groups = {g.name: g for g in self.podGroups}
-        dupes([g.name for g in self.all_pod_groups], "podGroups", errors)
+        group_names = [g.name for g in self.all_pod_groups]
+        dupes(group_names, "podGroups", errors)
         for i, g in enumerate(self.podGroups):
             if g.priorityClassName and g.priorityClassName not in classes | set(SYSTEM_CLASSES):
                 errors.append(f"podGroups[{i}].class: no priority class named {g.priorityClassName!r}")
         lacking = [g for g in GROUP_GATES if not self.gates.get(g)]
-        if self.all_pod_groups and lacking:
+        if group_names and lacking:
             errors.append(f"gates: pod groups need {', '.join(f'{g}: true' for g in lacking)} "
                           "(1.37 folds the last two into GenericWorkload; the kit leaves them out there)")
         members = [(f"pods[{i}]", p) for i, p in enumerate(self.pods)] + [
             (f"steps[{i}].createPod", s.createPod) for i, s in enumerate(self.steps) if s.createPod]
         for where, p in members:
             # A pod may name a group a later step creates: it waits for it.
-            if p.group and p.group not in {g.name for g in self.all_pod_groups}:
-                known = ", ".join(g.name for g in self.all_pod_groups) or "none"
-                errors.append(f"{where}.group: no pod group named {p.group!r} (podGroups: {known})")
+            if p.group and p.group not in group_names:
+                errors.append(f"{where}.group: no pod group named {p.group!r} (podGroups: {', '.join(group_names) or 'none'})")
         for i, p in enumerate(self.pods):
             g = groups.get(p.group)
             if g is not None and p.priorityClassName != g.priorityClassName and not p.bypassScheduler:
@@ -261,7 +261,7 @@ class Scenario(Strict):
         for i, p in enumerate(self.pods):
             if p.name in pods:
                 errors.append(f"pods[{i}].name: {p.name!r} is defined twice")
-            pods.add(p.name)
+            pods[p.name] = p
             if not p.node:
                 errors.append(f"pods[{i}].node: an initial pod must say which node it runs on")
             elif p.node not in node_names:
@@ -283,7 +283,7 @@ class Scenario(Strict):
             if step.createPod:
                 if step.createPod.name in pods:
                     errors.append(f"{where}.createPod.name: {step.createPod.name!r} is defined twice")
-                pods.add(step.createPod.name)
+                pods[step.createPod.name] = step.createPod
                 if step.createPod.node:
                     errors.append(f"{where}.createPod.node: only initial pods are placed; the scheduler places this one")
             if step.createClass:
@@ -298,7 +298,7 @@ class Scenario(Strict):
                     errors.append(f"{where}.pressure: node pressure must be the scenario's last action")
             if step.resizePod and step.resizePod.name not in pods:
                 errors.append(f"{where}.resizePod.name: no pod named {step.resizePod.name!r} exists by then")
-            elif step.resizePod and self.pod_named(step.resizePod.name).qos == "BestEffort":
+            elif step.resizePod and pods[step.resizePod.name].qos == "BestEffort":
                 errors.append(f"{where}.resizePod: {step.resizePod.name} is BestEffort, and a resize may not change "
                               "its QoS class: give it qos: Burstable")
             if step.deletePod and step.deletePod not in pods:
@@ -306,7 +306,7 @@ class Scenario(Strict):
             if step.updateClass and step.updateClass.name not in classes:
                 errors.append(f"{where}.updateClass.name: no class named {step.updateClass.name!r} exists by then")
             if step.expect:
-                known = pods | classes
+                known = set(pods) | classes
                 e = step.expect
                 for field_name in ("running", "preempted", "notPreempted", "pending", "nominated", "rejected", "priority",
                                    "message", "evicted"):
@@ -318,9 +318,9 @@ class Scenario(Strict):
                         for n in [nodes] if isinstance(nodes, str) else nodes:
                             if n not in ever and not (field_name == "nominated" and n == ""):
                                 errors.append(f"{field_path('steps', i, 'expect', field_name, pod_name)}: no node named {n!r}")
-        if sum(p.memory for p in self.pods + [s.createPod for s in self.steps if s.createPod]) > POD_MEMORY:
+        if sum(p.memory for p in self.all_pods) > POD_MEMORY:
             errors.append(f"memory: the scenario's pods hold more than {POD_MEMORY >> 20}Mi in all")
-        written = sum(p.writes for p in self.pods) + sum(s.createPod.writes for s in self.steps if s.createPod)
+        written = sum(p.writes for p in self.all_pods)
         if written > NODE_STORAGE:
             errors.append(f"writes: the scenario's pods write {written >> 20}Mi in all, more than a node holds for "
                           f"them ({NODE_STORAGE >> 20}Mi)")
@@ -360,8 +360,10 @@ class Scenario(Strict):
         return tuple(s.action if s.action in FAULT_ACTIONS else f"during.{s.during.action}"
                      for s in self.steps if s.action in FAULT_ACTIONS or s.during is not None)
 
-    def pod_named(self, name: str) -> PodSpec:
-        return next(p for p in self.pods + [s.createPod for s in self.steps if s.createPod] if p.name == name)
+    @property
+    def all_pods(self) -> list[PodSpec]:
+        """The initial pods and those its steps create."""
+        return self.pods + [s.createPod for s in self.steps if s.createPod]
 
     @property
     def needs_standby(self) -> bool:
@@ -372,8 +374,7 @@ class Scenario(Strict):
     def needs_kwok(self) -> str:
         """What only nodes the kit creates can do (a node added or deleted, a cpu of the scenario's
         choosing, a resize no kubelet actuates), as "its ... ", or ""."""
-        nodes = self.nodes + [s.addNode for s in self.steps if s.addNode]
-        if any(n.milliCPU != NODE_MILLI_CPU for n in nodes):
+        if any(n.milliCPU != NODE_MILLI_CPU for n in self.nodes + [s.addNode for s in self.steps if s.addNode]):
             return "node's milliCPU"
         return next((f"{s.action} step" for s in self.steps if s.action in KWOK_ONLY + ("resizePod",)), "")
 

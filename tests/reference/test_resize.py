@@ -4,20 +4,18 @@ noderesources/fit.go isSchedulableAfterPodScaleDown (v1.37.2 isSchedulableAfterA
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from harness.formats.common import ScenarioError
 from harness.formats.pods import load
+from harness.kube import SLOT
 from reference import requeue, scheduler as sched
+from reference.objects import Node
 from reference.resize import resize_pod
 from reference.world import World
 
-from harness.kube import SLOT
-from reference.objects import Node
-
 from tests.builders import T0, pod, state
+from tests.formats.files import written
 
 NRF = requeue.NODE_RESOURCES_FIT
 
@@ -76,7 +74,7 @@ def test_only_a_running_pod_is_resized():
 
 
 SCENARIO = """
-id: case
+id: {id}
 title: t
 spec: s
 areas: [queue]
@@ -89,9 +87,7 @@ steps:
 
 
 def scenario(tmp_path, cpu=1000, qos="Burstable", resize="{name: big, milliCPU: 400}"):
-    path = tmp_path / "case.yaml"
-    path.write_text(textwrap.dedent(SCENARIO).format(cpu=cpu, qos=qos, resize=resize))
-    return load(path)
+    return load(written(tmp_path, SCENARIO, cpu=cpu, qos=qos, resize=resize))
 
 
 def test_the_resize_step_is_checked_with_its_place(tmp_path):

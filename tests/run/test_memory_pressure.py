@@ -18,6 +18,8 @@ from harness.run.pods.act import v1_pod
 from harness.run.pods.expectation import simulate
 from reference.scheduler import view
 
+from tests.formats.files import written
+
 MI = 1 << 20
 
 BASE = """
@@ -41,9 +43,7 @@ steps:
 
 
 def scenario(tmp_path, a="300Mi", b="qos: BestEffort", victim="a"):
-    path = tmp_path / "case.yaml"
-    path.write_text(textwrap.dedent(BASE).format(id="case", a=a, b=b, victim=victim))
-    return load(path)
+    return load(written(tmp_path, BASE, a=a, b=b, victim=victim))
 
 
 def test_memory_pressure_ranks_by_memory_not_by_disk(tmp_path):

@@ -17,6 +17,8 @@ from harness.run.pods.check import evicted_for_pressure
 from harness.run.pods.expectation import check_expect, simulate
 from reference.scheduler import view
 
+from tests.formats.files import written
+
 MI = 1 << 20
 
 BASE = """
@@ -39,9 +41,7 @@ steps:
 
 
 def scenario(tmp_path, name="case", a="200Mi", node="n1", extra=""):
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(BASE).format(id=name, a=a, node=node) + extra)
-    return load(path)
+    return load(written(tmp_path, BASE, name, extra, a=a, node=node))
 
 
 def error_of(tmp_path, **kw) -> str:
