@@ -32,7 +32,7 @@ def test_a_quiet_cluster_goes_to_the_next_scenario_with_the_same_settings():
     q, made = pool()
     first, up = q.take("a", PLAIN)
     assert not up
-    q.give_back(first, PLAIN, "r", reusable=True)
+    q.give_back(first, PLAIN, "r")
     again, up = q.take("b", PLAIN)
     assert again is first and up and not first.stopped
     other, up = q.take("c", GATED)
@@ -43,23 +43,23 @@ def test_a_quiet_cluster_goes_to_the_next_scenario_with_the_same_settings():
 def test_one_a_fault_ran_on_or_that_did_not_settle_is_stopped_and_replaced():
     q, made = pool()
     c, _ = q.take("a", PLAIN)
-    q.give_back(c, PLAIN, "r", reusable=False)
+    q.lost(c)
     assert c.stopped and q.alive == 0
 
     def never(cluster, run_id):
         raise TimeoutError("namespaces still terminating")
     q2, _ = pool(settle=never)
     c2, _ = q2.take("a", PLAIN)
-    q2.give_back(c2, PLAIN, "r", reusable=True)
+    q2.give_back(c2, PLAIN, "r")
     assert c2.stopped and q2.take("b", PLAIN)[0] is not c2
 
 
 def test_at_the_limit_an_idle_cluster_of_other_settings_makes_room_and_close_stops_the_rest():
     q, made = pool(limit=1)
     plain, _ = q.take("a", PLAIN)
-    q.give_back(plain, PLAIN, "r", reusable=True)
+    q.give_back(plain, PLAIN, "r")
     gated, _ = q.take("b", GATED)
     assert plain.stopped and q.alive == 1
-    q.give_back(gated, GATED, "r", reusable=True)
+    q.give_back(gated, GATED, "r")
     q.close()
     assert gated.stopped and q.alive == 0

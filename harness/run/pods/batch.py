@@ -195,6 +195,6 @@ class Batch:
             self._done(result, copy)
         finally:
             if reusable:
-                self.quiet.give_back(cluster, settings, self.run_id, True)
+                self.quiet.give_back(cluster, settings, self.run_id)
             else:
                 self.quiet.lost(cluster)

@@ -49,18 +49,15 @@ class QuietClusters:
             stale.down()
         return self.make(name, settings), False
 
-    def give_back(self, cluster: LocalCluster, settings: gates.Settings, run_id: str, reusable: bool) -> None:
+    def give_back(self, cluster: LocalCluster, settings: gates.Settings, run_id: str) -> None:
         """After a scenario: kept for the next one once its namespace is gone, or stopped."""
-        if reusable:
-            try:
-                self.settle(cluster, run_id)
-            except Exception:  # not quiet in time, or gone: a new cluster is the safe choice
-                reusable = False
-        if reusable:
-            with self.lock:
-                self.idle.append((settings, cluster))
+        try:
+            self.settle(cluster, run_id)
+        except Exception:  # not quiet in time, or gone: a new cluster is the safe choice
+            self.lost(cluster)
             return
-        self.lost(cluster)
+        with self.lock:
+            self.idle.append((settings, cluster))
 
     def lost(self, cluster: LocalCluster) -> None:
         """A cluster that is not to be used again (it did not come up, or a fault ran on it)."""
