@@ -24,9 +24,9 @@ from reference.release import DEFAULT_RELEASE, RELEASES, in_range, minor, parse_
 
 from harness import gates
 from harness.formats import common
-from harness.formats.faults import FAULT_ACTIONS, DuringFault
+from harness.formats.faults import FAULT_ACTIONS, DuringFault, FaultFields, fault_errors
 from harness.formats.resources import PodResources, ResizePod
-from harness.formats.common import PODS, Duration, Name, ScenarioId, SpanField, Strict, dupes, field_path
+from harness.formats.common import PODS, Name, ScenarioId, SpanField, Strict, dupes, field_path
 from harness.formats.nodes import (KWOK_ONLY, NODE_ACTIONS, LabelNode, NodeSpec, ResizeNode, TaintNode,
                                    UntaintNode, node_errors)
 from harness.kube import NODE_MILLI_CPU, NODE_STORAGE, POD_MEMORY
@@ -131,7 +131,7 @@ ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass"
            "pressure", "wait", "resizePod", *NODE_ACTIONS, *FAULT_ACTIONS)
 
 
-class Step(Strict):
+class Step(FaultFields):
     """Exactly one action per step."""
 
     createPod: PodSpec | None = None
@@ -153,14 +153,7 @@ class Step(Strict):
     cordon: Name | None = None
     uncordon: Name | None = None
     resizeNode: ResizeNode | None = None
-    # kill: SIGKILL, as a crash; graceful: SIGTERM. Either way it is started again at once.
-    restartScheduler: Literal["kill", "graceful"] | None = None
-    # Frozen (SIGSTOP) this long, then let go on (SIGCONT): the cluster goes on meanwhile.
-    pauseScheduler: Duration | None = None
-    # The API server killed or stopped and started again on the same etcd: every watch breaks.
-    restartApiserver: Literal["kill", "graceful"] | None = None
-    # Two schedulers with leader election: the leader killed (not started again), the standby takes over.
-    failover: Literal["kill"] | None = None
+    # restartScheduler, pauseScheduler, restartApiserver, failover, disconnectScheduler: FaultFields.
     # A fault at a named point of what the action starts (a preemption): see DuringFault.
     during: DuringFault | None = None
     expect: Expect | None = None
@@ -270,14 +263,7 @@ class Scenario(Strict):
         errors += step_errors
         if any(c.globalDefault for c in self.priorityClasses) and not self.alone:
             errors.append("alone: a scenario with a globalDefault class changes cluster-wide state and must say alone: true")
-        failovers = [i for i, st in enumerate(self.steps) if st.failover or (st.during and st.during.failover)]
-        for i in failovers[1:]:
-            errors.append(f"steps[{i}]: one failover per scenario (the killed leader is not started again, "
-                          "so no standby is left)")
-        for i, st in enumerate(self.steps):
-            if failovers and i > failovers[0] and (st.restartScheduler or (st.during and st.during.restartScheduler)):
-                errors.append(f"steps[{i}].restartScheduler: after a failover the leader is the standby, "
-                              "which the kit does not restart")
+        errors += fault_errors(self.steps)
         for i, step in enumerate(self.steps):
             where = f"steps[{i}]"
             if step.createPod:
@@ -369,6 +355,11 @@ class Scenario(Strict):
     def needs_standby(self) -> bool:
         """Whether it fails over to a second scheduler (harness.clusters.standby)."""
         return any(s.failover or (s.during and s.during.failover) for s in self.steps)
+
+    @property
+    def needs_link(self) -> bool:
+        """Whether it cuts the scheduler's own connection to the API server (harness.clusters.link)."""
+        return any(s.disconnectScheduler for s in self.steps)
 
     @property
     def needs_kwok(self) -> str:

@@ -69,3 +69,28 @@ def test_one_failover_per_scenario_and_no_scheduler_restart_after_it(tmp_path):
         - restartApiserver: graceful
     """, name="fine"))
     assert ok.needs_standby and ok.faults == ("failover", "restartApiserver")
+
+
+def test_a_disconnect_is_a_step_of_its_own_and_not_beside_a_failover(tmp_path):
+    msg = error_of(scenario(tmp_path, """
+        - createPod: {name: p, class: low}
+          during: {disconnectScheduler: 5s, at: nominated}
+    """))
+    assert "steps[0].during" in msg and "disconnectScheduler is a step of its own" in msg
+    msg = error_of(scenario(tmp_path, """
+        - failover: takeLease
+        - disconnectScheduler: 5s
+    """, name="both"))
+    assert "steps[1].disconnectScheduler: not in a scenario with a failover (steps[0])" in msg
+    ok = load(scenario(tmp_path, """
+        - disconnectScheduler: 12s
+        - restartScheduler: graceful
+    """, name="fine"))
+    assert ok.needs_link and not ok.needs_standby and ok.least_seconds() == 12.0
+
+
+def test_a_lease_taken_from_a_live_leader_is_a_failover(tmp_path):
+    s = load(scenario(tmp_path, """
+        - failover: takeLease
+    """))
+    assert s.needs_standby and s.faults == ("failover",) and not s.needs_link
