@@ -56,12 +56,16 @@ def partly_written(world: World, preemptor: str, undone: frozenset[str], nominat
                       + ("the nomination was not written" if nomination_lost else "the nomination was written"))
 
 
-def failover(world: World, lease: float) -> World:
-    """The leading scheduler killed; a standby (leader election on, ``cmd/kube-scheduler/app/server.go``:
-    its informers and queue run before it leads) takes the lease once the old one expires, ``lease``
-    seconds on. Meanwhile nobody schedules: victims whose grace ends are removed, and nothing
-    binds. The new leader's queue holds every pending pod (it never tried one) and its nominator
-    the pods' nominations, so, as after a restart, every pending pod is tried at once."""
+def failover(world: World, lease: float, taken: bool = False) -> World:
+    """The leader loses its lease for good; a standby (leader election on, ``cmd/kube-scheduler/app/server.go``:
+    its informers and queue run before it leads) takes the lease once it expires, ``lease``
+    seconds on. The leader is killed, or (``taken``) its Lease is rewritten to name another
+    holder: it fails its next renewal and exits within its renew deadline (server.go
+    OnStoppedLeading: "leaderelection lost"), before the taken lease runs out; at a quiet moment it
+    has nothing to do meanwhile. Nobody schedules until the standby leads: victims whose grace
+    ends are removed, and nothing binds. The new leader's queue holds every pending pod (it never
+    tried one) and its nominator the pods' nominations, so, as after a restart, every pending pod
+    is tried at once."""
     from datetime import timedelta
 
     from .world import remove
@@ -71,7 +75,8 @@ def failover(world: World, lease: float) -> World:
                        and p.deletion_timestamp <= until), key=lambda p: p.deletion_timestamp):
         world = remove(world, pod.key)
     world = replace(world, now=until)
-    return restart(world, how=f"leader is killed, and the standby leads {lease:g} s later (its lease)")
+    lost = "loses its lease to another holder and stops" if taken else "is killed"
+    return restart(world, how=f"leader {lost}, and the standby leads {lease:g} s later (its lease)")
 
 
 def restart_apiserver(world: World) -> World:
@@ -89,6 +94,29 @@ def pause(world: World, seconds: float) -> World:
     end, their pods are removed) but the scheduler neither sees nor does anything; when it goes on
     its informers deliver what happened, each event wakes whom it wakes, and the flush that was
     due runs, all at once."""
+    return catch_up(world, seconds, f"the scheduler is frozen for {seconds:g} s: what happened meanwhile "
+                                    "reaches it when it goes on")
+
+
+def disconnect(world: World, seconds: float) -> World:
+    """The scheduler's own connection to the API server cut for ``seconds``, the API up for
+    everyone else: the cluster goes on, and the scheduler sees none of it. Each informer's watch
+    ends; a new one is refused and tried again with backoff (client-go ``tools/cache/reflector.go``
+    watch, isWatchErrorRetriable: up to 30 s apart), and once the connection is back it resumes
+    from the last version seen, the API server replaying what happened meanwhile (or, if that
+    history is gone, a 410 makes it list again, and a pod removed meanwhile reaches the handlers as
+    a DeletedFinalStateUnknown tombstone, ``eventhandlers.go`` deletePodFromCache). So, as after a
+    pause, each event wakes whom it wakes and the flush that was due runs. The scheduler kept
+    running meanwhile, but on a view that did not change it decides as before, and nothing it
+    could write is modelled: a disconnect is a step of its own at a quiet moment, never a during:
+    fault.
+    """
+    return catch_up(world, seconds, f"the scheduler's connection to the API server is cut for {seconds:g} s: "
+                                    "what happened meanwhile reaches it when its watches resume")
+
+
+def catch_up(world: World, seconds: float, note: str) -> World:
+    """``seconds`` in which the cluster goes on unseen by the scheduler, then all of it at once."""
     from datetime import timedelta
 
     from .requeue import assigned_pod_gone
@@ -102,8 +130,7 @@ def pause(world: World, seconds: float) -> World:
         world = remove(world, pod.key)
         if pod.node_name:
             events.append(assigned_pod_gone(pod))
-    world = replace(world, now=until).note(f"the scheduler is frozen for {seconds:g} s: what happened meanwhile "
-                                           "reaches it when it goes on")
+    world = replace(world, now=until).note(note)
     for event in events:
         world = wake(world, event)
     due = {k for k, at in world.parked if at + world.flush_after <= until}
@@ -111,4 +138,4 @@ def pause(world: World, seconds: float) -> World:
     return run_queue(world, due)
 
 
-__all__ = ["failover", "partly_written", "restart", "restart_apiserver", "pause"]
+__all__ = ["disconnect", "failover", "partly_written", "restart", "restart_apiserver", "pause"]

@@ -57,3 +57,38 @@ def test_a_failover_lets_the_lease_run_out_with_nobody_scheduling_then_tries_eve
     assert after.now == w.now + timedelta(seconds=4)
     assert after.state.pod_keyed("default/victim") is None, "its grace ended while nobody led"
     assert after.state.pod_keyed("default/preemptor").node_name == "n1", "the new leader binds it at once"
+
+
+def test_a_taken_lease_is_a_failover_whose_leader_stops_on_its_own():
+    from reference.restart import failover
+
+    w = sched.create_pod(world(pod("victim", 1, cls="low", on="n1", termination_grace_seconds=2)),
+                         pod("preemptor", 100, cls="high"))
+    killed, taken = failover(w, 4), failover(w, 4, taken=True)
+    assert sched.view(taken) == sched.view(killed) and taken.now == killed.now
+    assert "loses its lease to another holder" in " ".join(taken.log)
+
+
+def test_a_disconnect_hides_a_victims_removal_until_the_watches_resume_then_binds_the_preemptor():
+    from reference.restart import disconnect
+
+    w = sched.create_pod(world(pod("victim", 1, cls="low", on="n1", termination_grace_seconds=8)),
+                         pod("preemptor", 100, cls="high"))
+    assert w.state.pod_keyed("default/preemptor").nominated_node_name == "n1"
+    short = disconnect(w, 5)
+    assert short.state.pod_keyed("default/victim").terminating, "still within its grace"
+    assert short.state.pod_keyed("default/preemptor").node_name == ""
+    after = disconnect(w, 12)
+    assert after.state.pod_keyed("default/victim") is None
+    assert after.state.pod_keyed("default/preemptor").node_name == "n1", "its removal wakes the preemptor"
+    assert after.now == w.now + timedelta(seconds=12)
+
+
+def test_a_disconnect_runs_the_flush_that_came_due_meanwhile():
+    from reference.restart import disconnect
+
+    w = sched.create_pod(world(pod("resident", 100, cls="high", on="n1")), pod("waiter", 1, cls="low"))
+    assert "default/waiter" in w.parked_keys()
+    tried = len(w.predictions)
+    after = disconnect(w, w.flush_after.total_seconds() + 1)
+    assert len(after.predictions) == tried + 1 and after.predictions[-1].pod == "default/waiter"

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
-from reference.restart import failover, partly_written, pause, restart, restart_apiserver
+from reference.restart import disconnect, failover, partly_written, pause, restart, restart_apiserver
 from reference.resize import resize_pod
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
@@ -162,7 +162,9 @@ def fault_on(world: World, fault) -> World:
     if fault.restartApiserver is not None:
         return restart_apiserver(world)
     if fault.failover is not None:
-        return failover(world, LEASE_SECONDS)
+        return failover(world, LEASE_SECONDS, taken=fault.failover == "takeLease")
+    if fault.disconnectScheduler is not None:
+        return disconnect(world, fault.disconnectScheduler.total_seconds())
     if fault.pauseScheduler is not None:
         return pause(world, fault.pauseScheduler.total_seconds())
     return world
