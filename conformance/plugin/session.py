@@ -184,7 +184,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     state.batches = Batches(state.options, state.run_id, state.clusters)
     wanted = {t: selected(session.items, "scenario", t) for t in state.targets}
+    if any(getattr(s, "needs_link", False) for ss in wanted.values() for s in ss):
+        build_link(session)
     state.batches.start({t: s for t, s in wanted.items() if s})
+
+
+def build_link(session: pytest.Session) -> None:
+    """The proxy a scenario cutting the scheduler's connection needs, built only when one is
+    selected (it is known once the tests are), before any batch starts."""
+    from harness.build import pins, toolchain
+
+    capman = session.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        try:
+            toolchain.ensure_module(pins.wrapper("toxiproxy"))
+        except KitError as e:
+            raise pytest.UsageError(f"cannot build toxiproxy, which a selected scenario's disconnectScheduler "
+                                    f"step needs: {e}") from None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

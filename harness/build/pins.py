@@ -19,7 +19,7 @@ from harness.errors import KitError
 GOMOD_DIR = GOMOD
 
 RELEASE_DIR = re.compile(r"^\d+\.\d+$")
-SHARED = ("kwok", "karmada", "kind")  # one wrapper for every release
+SHARED = ("kwok", "karmada", "kind", "toxiproxy")  # one wrapper for every release
 
 
 def releases() -> list[str]:

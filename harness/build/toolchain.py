@@ -80,6 +80,8 @@ MODULES: dict[str, Module] = {
             prefix="karmada-",
         ),
         Module("kind", ("sigs.k8s.io/kind",)),
+        # Only for a scenario that cuts the scheduler's connection (harness.clusters.link).
+        Module("toxiproxy", ("github.com/Shopify/toxiproxy/v2/cmd/server",), prefix="toxiproxy-"),
     )
 }
 
@@ -387,7 +389,7 @@ def ensure_all(components: tuple[str, ...] | None = None, release: str | None = 
                        f"{', '.join(pins.releases())} (each a directory of wrapper modules in {pins.GOMOD_DIR})")
     if components is None:
         # A pod cluster's components; Karmada is built only for a Karmada run.
-        components = tuple(c for c in MODULES if c not in ("karmada", "kind")
+        components = tuple(c for c in MODULES if c not in ("karmada", "kind", "toxiproxy")
                            and (c != "scheduler-plugins" or pins.has_plugins(release)))
     go, go_version = _toolchain()
     out: dict[str, Path] = {}

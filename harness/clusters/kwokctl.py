@@ -55,6 +55,21 @@ class Kwokctl:
                 continue
         return out
 
+    def argv(self, component: str) -> list[str]:
+        """The running component's command line, or [] if it does not run."""
+        pid = self.pids().get(component)
+        if pid is None or not self.alive(component):
+            return []
+        try:
+            return [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+        except OSError:
+            return []
+
+    def config_file(self, component: str) -> Path | None:
+        """The file the running component's --config names (the cluster's own copy), if any."""
+        path = next((Path(a.split("=", 1)[1]) for a in self.argv(component) if a.startswith("--config=")), None)
+        return path if path is not None and path.is_file() else None
+
     def alive(self, component: str) -> bool:
         pid_file = self.pid_file(component)
         if not pid_file.exists():

@@ -28,6 +28,7 @@ from harness.build import pins, toolchain
 from harness.clusters import kwokctl
 from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
 from harness.clusters.kwokctl import Kwokctl
+from harness.clusters.link import Link
 from harness.clusters.standby import Standby
 from harness.errors import KitError
 from harness.host import lifecycle, ports, probes
@@ -195,6 +196,21 @@ class LocalCluster:
         """The leading scheduler killed; returns once the standby leads: a fault step (``failover``)."""
         return Standby(self._kwokctl, self.kubeconfig).fail_over()
 
+    def take_lease(self) -> tuple[str, bool]:
+        """The leader's Lease taken by another holder; returns once the standby leads, and whether
+        the old leader stayed (``failover: takeLease``)."""
+        return Standby(self._kwokctl, self.kubeconfig).take_lease()
+
+    def arm_link(self) -> None:
+        """The scheduler's connection to the API server routed through a proxy the kit can cut
+        (harness.clusters.link), and the scheduler started again with it."""
+        Link(self._kwokctl).arm()
+        self.restart_scheduler(graceful=True)
+
+    def disconnect_scheduler(self, seconds: float) -> str:
+        """The scheduler's connection to the API server cut for ``seconds``: a fault step."""
+        return Link(self._kwokctl).cut(seconds)
+
     def pause_scheduler(self, seconds: float) -> None:
         """The scheduler under test frozen for ``seconds`` (SIGSTOP, then SIGCONT): a fault step."""
         # After a failover the scheduler that runs is the standby.
@@ -323,6 +339,7 @@ class LocalCluster:
         self._kwokctl.stop()
         ports.release(str(self.workdir))
         Standby(self._kwokctl, self.kubeconfig).release()
+        Link(self._kwokctl).release()
         if self.options.workdir is None:
             shutil.rmtree(self.workdir, ignore_errors=True)
         else:

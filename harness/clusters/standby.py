@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -31,6 +32,10 @@ LEASE = {"leaseDuration": "4s", "renewDeadline": "3s", "retryPeriod": "1s"}
 LEASE_SECONDS = 4.0
 LEASE_NAMESPACE, LEASE_NAME = "kube-system", "kube-scheduler"  # the scheduler's default lock
 BOUND = 60.0  # seconds for a process to lead, or to start waiting
+TAKER = "prioritykit"  # who takes the lease from a live leader (failover: takeLease)
+# A leader whose lease was taken fails its next renewal (within retryPeriod) and gives up after
+# renewDeadline: 4 s; the bound leaves room for a loaded machine.
+STOP_BOUND = 20.0
 
 
 @dataclass
@@ -62,12 +67,10 @@ class Standby:
 
     def arm(self) -> None:
         """Leader election on, the first scheduler leading, the second waiting."""
-        pid = self.kwokctl.pids().get(PRIMARY)
-        if pid is None or not self.kwokctl.alive(PRIMARY):
+        if not self.kwokctl.alive(PRIMARY):
             raise KitError("kube-scheduler is not running, so no standby can be set beside it")
-        argv = _cmdline(pid)
-        config = next((Path(a.split("=", 1)[1]) for a in argv if a.startswith("--config=")), None)
-        if config is None or not config.is_file():
+        config = self.kwokctl.config_file(PRIMARY)
+        if config is None:
             raise KitError("kube-scheduler runs without a --config file, so leader election cannot be turned on")
         conf = yaml.safe_load(config.read_text())
         conf["leaderElection"] = {"leaderElect": True, **LEASE}
@@ -76,7 +79,7 @@ class Standby:
         self._wait(lambda: bool(self.holder()), "kube-scheduler to take the lease")
         leader = self.holder()
         port = ports.reserve(self.port_key, names=("kubeSchedulerPort",))["kubeSchedulerPort"]
-        argv = [a if not a.startswith("--secure-port=") else f"--secure-port={port}" for a in _cmdline(self._pid())]
+        argv = [a if not a.startswith("--secure-port=") else f"--secure-port={port}" for a in self.kwokctl.argv(PRIMARY)]
         log = self.kwokctl.log_path(STANDBY)
         with open(log, "ab") as out:
             child = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -100,6 +103,58 @@ class Standby:
         self._wait(lambda: self.holder() not in ("", leader), "the standby kube-scheduler to take the lease",
                    logs=[self.kwokctl.log_path(STANDBY)])
         return f"lease holder {leader} killed; {self.holder()} leads {time.monotonic() - killed:.1f} s later"
+
+    def take_lease(self) -> tuple[str, bool]:
+        """The Lease rewritten to name another holder (the kit, for LEASE_SECONDS) while the leader
+        runs, as an administrator's or a stuck client's write would: the leader fails its next
+        renewal and must stop within its renew deadline (kube-scheduler exits on losing its lease,
+        ``cmd/kube-scheduler/app/server.go`` OnStoppedLeading); the standby takes the lease once
+        the kit's runs out. What happened, for the step's record, and whether the old leader stayed
+        (then the kit ends it, and the run fails on it)."""
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        from harness.kube import api_client
+
+        pid, leader = self._pid(), self.holder()
+        api = api_client(self.kubeconfig)
+        try:
+            leases = client.CoordinationV1Api(api)
+            for attempt in range(5):
+                lease = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+                now = datetime.now(timezone.utc)
+                lease.spec.holder_identity, lease.spec.acquire_time, lease.spec.renew_time = TAKER, now, now
+                lease.spec.lease_duration_seconds = int(LEASE_SECONDS)
+                lease.spec.lease_transitions = (lease.spec.lease_transitions or 0) + 1
+                try:
+                    # With the version read: refused (409) if the leader renewed in between; read again then.
+                    leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE, lease)
+                    break
+                except ApiException as e:
+                    if e.status != 409 or attempt == 4:
+                        raise KitError(f"could not take the scheduler's lease: {e.status} {e.reason}") from None
+        finally:
+            api.close()
+        taken = time.monotonic()
+        end = taken + STOP_BOUND
+        while lifecycle.alive(pid) and time.monotonic() < end:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            lifecycle.pause(0.1)
+        stayed = lifecycle.alive(pid)
+        if stayed:
+            os.kill(pid, signal.SIGKILL)
+            self._wait(lambda: not lifecycle.alive(pid), "the kube-scheduler that lost its lease to exit", reap=pid)
+        stopped = time.monotonic() - taken
+        self.kwokctl.pid_file(PRIMARY).unlink(missing_ok=True)  # kwokctl must not start it again
+        self._wait(lambda: self.holder() not in ("", leader, TAKER), "the standby kube-scheduler to take the lease",
+                   logs=[self.kwokctl.log_path(STANDBY)])
+        how = (f"still ran {STOP_BOUND:.0f} s later, and the kit killed it" if stayed
+               else f"exited {stopped:.1f} s later")
+        return (f"lease of {leader} taken by {TAKER}; the old leader {how}; {self.holder()} leads "
+                f"{time.monotonic() - taken:.1f} s after the take"), stayed
 
     def leader(self) -> str:
         """The component that schedules now: the first scheduler, or after a failover the standby."""
@@ -125,10 +180,6 @@ class Standby:
             if time.monotonic() > end:
                 raise KitError(f"timed out after {BOUND:.0f} s waiting for {what}", logs=logs or [self.kwokctl.logs_dir])
             lifecycle.pause(0.1)
-
-
-def _cmdline(pid: int) -> list[str]:
-    return [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
 
 
 __all__ = ["LEASE_SECONDS", "Standby"]

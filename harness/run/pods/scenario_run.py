@@ -57,6 +57,10 @@ LAG = 5.0  # seconds a step with ``settle:`` gives a lagging cluster past that m
 # What a pod tried again after a failure may wait past the event that woke it: its backoff, at most
 # podMaxBackoffSeconds, and the 1 s backoffQ ordering window its expiry is aligned to.
 RETRY_LAG = BACKOFF_MAX.total_seconds() + 1.0
+# After a disconnect, a refused watch is retried with client-go's reflector backoff (0.8 s doubling
+# to 30 s, each with up to as much again of jitter: tools/cache/reflector.go), so up to 60 s apart:
+# that much more before the step's outcome must show.
+RECONNECT = 60.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ class PodRun(ScenarioRun):
         # its own (harness/run/pods/batch.py), never on one shared with other scenarios.
         self.scheduler = None
         self.restarts: list[datetime] = []  # when the kit restarted it: a new run may preempt anew
+        self.stayed: list[invariants.Violation] = []  # a leader that went on after its lease was taken
         self.cancel = threading.Event()  # set by whoever no longer needs this run's verdict
         self.nodes = nodes or KwokNodes()
         self.client = PodClient(self.kube, scenario, Names.for_pods(scenario.id, run_id, copy), self.nodes.image,
@@ -148,6 +153,11 @@ class PodRun(ScenarioRun):
                 raise KitError(f"{self.s.id}: a failover needs two schedulers the kit runs itself, on a "
                                "cluster of the scenario's own")
             self.scheduler.arm_failover()
+        if self.s.needs_link:
+            if self.scheduler is None:
+                raise KitError(f"{self.s.id}: cutting the scheduler's connection needs a scheduler the kit runs "
+                               "itself, on a cluster of the scenario's own")
+            self.scheduler.arm_link()
         self.kube.create_namespace(self.names.namespace, self.run_id)
         # Recorded from before the first action: every version the scenario's pods go through.
         self.record = PodHistory(self.kube, self.names.namespace)
@@ -219,9 +229,18 @@ class PodRun(ScenarioRun):
         if fault.restartScheduler is not None:
             self.restarts.append(datetime.now(timezone.utc))
             self.scheduler.restart_scheduler(graceful=fault.restartScheduler == "graceful")
+        elif fault.failover == "takeLease":
+            self.restarts.append(datetime.now(timezone.utc))
+            note, stayed = self.scheduler.take_lease()
+            if stayed:
+                # A difference from the spec (the leader exits on losing its lease), never a named fault.
+                self.stayed.append(invariants.Violation("leader-stops-without-its-lease", f"steps[{i}]: {note}"))
+            return f"{where}: {note}"
         elif fault.failover is not None:
             self.restarts.append(datetime.now(timezone.utc))
             return f"{where}: " + self.scheduler.fail_over()
+        elif fault.disconnectScheduler is not None:
+            return f"{where}: " + self.scheduler.disconnect_scheduler(fault.disconnectScheduler.total_seconds())
         elif fault.restartApiserver is not None:
             assert self.record is not None
             with self.record.outage():
@@ -258,6 +277,8 @@ class PodRun(ScenarioRun):
             lifecycle.pause(max(0.0, look_from - (time.monotonic() - acted.at)), self.cancel)
         else:
             deadline = max(settle_bound(before, w) for w in worlds)
+            if step.disconnectScheduler is not None:
+                deadline += RECONNECT  # its watches are retried up to that far apart
         rejected = self.client.rejected
         must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in rejected else set()
         last = settle(lambda: check.look(self.record, self.names, rejected, worlds, must_attempt),
@@ -304,7 +325,8 @@ class PodRun(ScenarioRun):
         members = [p for p in self.s.pods] + [st.createPod for st in self.s.steps if st.createPod]
         h = replace(self.record.history(), grouped=frozenset(p.name for p in members if p.group),
                     deleted=frozenset(st.deletePod for st in self.s.steps if st.deletePod))
-        self.result.violations = invariants.check(h)  # reads what was recorded; never raises for a broken watch
+        # Reads what was recorded (never raises for a broken watch), and what the kit saw of its processes.
+        self.result.violations = self.stayed + invariants.check(h)
 
     def record_timings(self) -> None:
         """Each preemption's phases, from the history, for the run's timings file."""
