@@ -182,7 +182,7 @@ def new_pod(draw, name: str, class_list: list[dict], node_list: list[dict]) -> d
 def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], windows: bool = False,
           faults: bool = False) -> list[dict]:
     out: list[dict] = []
-    failed_over = [False]  # one failover per scenario, and no scheduler restart after it
+    drawn: set[str] = set()  # the fault kinds drawn so far: which may follow them (_fault)
     live = list(pods)
     classes_now = {c["name"]: c for c in class_list}
     deleted: dict[str, dict] = {}
@@ -193,13 +193,13 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
                                     + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]
                                     + ["node"] * 8 + (["fault"] * 4 if faults else [])))
         if kind == "fault":
-            out.append(draw(fault_step(failed_over)))
+            out.append(draw(fault_step(drawn)))
         elif kind == "node":
             out.append(draw(node_step(nodes_now, len(out))))
         elif kind == "deletePod" and live:
             name = draw(st.sampled_from(live))
             live.remove(name)
-            out.append(_maybe_during(draw, _maybe_midway(draw, {"deletePod": name}), faults, failed_over))
+            out.append(_maybe_during(draw, _maybe_midway(draw, {"deletePod": name}), faults, drawn))
         elif kind == "createClass":
             made += 1
             value = LIMIT + 1 if draw(st.integers(0, 4)) == 0 else draw(st.integers(-100, 2000))
@@ -239,35 +239,42 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
             name = f"q{len(out) + 1}"
             live.append(name)
             step = _maybe_midway(draw, {"createPod": draw(new_pod(name, list(classes_now.values()), list(nodes_now.values())))})
-            out.append(_maybe_during(draw, step, faults, failed_over))
+            out.append(_maybe_during(draw, step, faults, drawn))
     return out
 
 
-def _fault(draw, failed_over: list[bool]) -> dict:
-    """One fault's fields (harness.formats.pods.FAULT_ACTIONS): after a failover the leader is the
-    standby, which the kit does not restart, and no second failover is possible."""
-    kinds = ["pauseScheduler", "restartApiserver"] + ([] if failed_over[0] else ["restartScheduler"] * 2 + ["failover"])
+def _fault(draw, drawn: set[str], during: bool = False) -> dict:
+    """One fault's fields (harness.formats.pods.FAULT_ACTIONS), ``drawn`` the kinds drawn before:
+    after a failover the leader is the standby, which the kit does not restart, and no second
+    failover is possible; a disconnect cuts the first scheduler's connection, so it and a failover
+    are never in one scenario, and it is a step of its own (its writes failing is not modelled)."""
+    kinds = ["pauseScheduler", "restartApiserver"]
+    if "failover" not in drawn:
+        kinds += ["restartScheduler"] * 2 + ([] if "disconnectScheduler" in drawn else ["failover"])
+        kinds += [] if during else ["disconnectScheduler"]
     kind = draw(st.sampled_from(kinds))
+    drawn.add(kind)
     if kind == "failover":
-        failed_over[0] = True
-        return {"failover": "kill"}
+        return {"failover": draw(st.sampled_from(["kill", "takeLease"]))}
     if kind == "pauseScheduler":
         return {"pauseScheduler": f"{draw(st.integers(1, 10))}s"}
+    if kind == "disconnectScheduler":
+        return {"disconnectScheduler": f"{draw(st.integers(2, 20))}s"}
     return {kind: draw(st.sampled_from(["kill", "graceful"]))}
 
 
 @st.composite
-def fault_step(draw, failed_over: list[bool]) -> dict:
+def fault_step(draw, drawn: set[str]) -> dict:
     """A fault step at a quiet moment between two actions (docs/faults.md)."""
-    return _maybe_midway(draw, _fault(draw, failed_over))
+    return _maybe_midway(draw, _fault(draw, drawn))
 
 
-def _maybe_during(draw, step: dict, faults: bool, failed_over: list[bool]) -> dict:
+def _maybe_during(draw, step: dict, faults: bool, drawn: set[str]) -> dict:
     """With faults drawn, a third of the pod steps inject one at a named point of what they start
     (a point that never comes injects nothing, and the model says whether it should have)."""
     if not faults or draw(st.integers(0, 2)) != 0:
         return step
-    return dict(step, during=dict(_fault(draw, failed_over), at=draw(st.sampled_from(POINTS))))
+    return dict(step, during=dict(_fault(draw, drawn, during=True), at=draw(st.sampled_from(POINTS))))
 
 
 # Keeps every pod off a node it is on: the only nodes the generator deletes (a node with pods left
