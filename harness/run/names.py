@@ -8,6 +8,7 @@ and the kit can tell its objects from anyone else's. Reports speak the scenario'
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
@@ -19,6 +20,14 @@ NODE_NAME_LIMIT = 63  # a node's name is also its hostname label's value
 CLASS_NAME_LIMIT = 253
 
 
+def _shortened(scenario_id: str, limit: int) -> str:
+    """The id cut to ``limit`` characters; a cut one ends with a hash of the whole id, so two ids
+    that share their first ``limit`` characters never share a namespace."""
+    if len(scenario_id) <= limit:
+        return scenario_id
+    return scenario_id[:limit - 7].rstrip("-") + "-" + hashlib.sha256(scenario_id.encode()).hexdigest()[:6]
+
+
 @dataclass(frozen=True)
 class Names:
     namespace: str
@@ -28,12 +37,12 @@ class Names:
     @classmethod
     def for_pods(cls, scenario_id: str, run_id: str, copy: int = 0) -> Names:
         """``copy`` tells apart copies of one scenario run side by side (--repeat)."""
-        short = scenario_id[:40].rstrip("-") + (f"-{copy}" if copy else "")
+        short = _shortened(scenario_id, 40) + (f"-{copy}" if copy else "")
         return cls(f"{short}-{run_id}", f"{short}-{run_id}-")
 
     @classmethod
     def for_bindings(cls, scenario_id: str, run_id: str) -> Names:
-        namespace = f"kb-{run_id}-{scenario_id}"[:63].rstrip("-")
+        namespace = f"kb-{run_id}-" + _shortened(scenario_id, 63 - len(f"kb-{run_id}-"))
         return cls(namespace, namespace + "-")
 
     def with_nodes(self, nodes: Mapping[str, str]) -> Names:

@@ -15,8 +15,19 @@ def test_pod_names_are_the_scenarios_namespace_and_prefix():
     n = Names.for_pods("preempt-basic", "r1")
     assert (n.namespace, n.prefix) == ("preempt-basic-r1", "preempt-basic-r1-")
     assert Names.for_pods("preempt-basic", "r1", copy=2).namespace == "preempt-basic-2-r1"
-    long = Names.for_pods("x" * 39 + "-tail", "r1")
-    assert long.namespace == "x" * 39 + "-r1", "cut to 40 characters, without a trailing dash"
+    cut = Names.for_pods("x" * 30 + "-tail", "r1").namespace
+    assert len(cut) <= 40 + len("-r1") and cut.startswith("x" * 30) and not cut.startswith("x" * 30 + "--")
+
+
+def test_ids_that_share_their_first_forty_characters_get_namespaces_of_their_own():
+    # Two peer scenarios once met in one namespace: the cut left only their common start.
+    a = Names.for_pods("peer-nominated-mid-then-high-preempts-again", "r1")
+    b = Names.for_pods("peer-nominated-mid-then-high-preempts-again-1-34", "r1")
+    assert a.namespace != b.namespace and a.prefix != b.prefix
+    assert len(a.namespace) <= 63 and len(b.namespace) <= 63
+    assert Names.for_pods("x" * 40, "r1").namespace == "x" * 40 + "-r1", "an id that fits is not cut"
+    k1, k2 = (Names.for_bindings("karmada-" + "a" * 80 + tail, "r1") for tail in ("-one", "-two"))
+    assert k1.namespace != k2.namespace
 
 
 def test_class_names_are_prefixed_except_the_system_ones():
