@@ -79,6 +79,16 @@ def _pooled(jobs: int, work: Callable, items: Iterable) -> list:
     return out
 
 
+def baseline_label(where: tuple[str, str, str]) -> str:
+    """What a baseline's logs and results are filed under: one name for each (release, selection,
+    flush interval), so two baselines never write over each other's evidence."""
+    release, selection, flush = where
+    if (release, selection, flush) == (MUTANTS_RELEASE, "", "short"):
+        return "baseline"
+    return (f"baseline-{release}" + (f"-{selection}" if selection else "")
+            + ("-flush-default" if flush == "default" else ""))
+
+
 def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool, out: Path,
                 print_=print) -> tuple[list[Run], dict[str, list[Run]]]:
     """Baseline first (must be green), then every mutant; returns (baseline runs, runs by mutant)."""
@@ -93,9 +103,9 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
     wheres = sorted({m.where for m in mutants})
     cells = [(b, w) for w in wheres for b in builds if any(m.where == w and b in m.builds for m in mutants)]
 
-    def base(cell: tuple[str, tuple[str, str]]) -> Run:
+    def base(cell: tuple[str, tuple[str, str, str]]) -> Run:
         b, w = cell
-        label = "baseline" if w == (MUTANTS_RELEASE, "") else f"baseline-{w[0]}" + (f"-{w[1]}" if w[1] else "")
+        label = baseline_label(w)
         r = run_catalogue(b, None, out, label, first_failure=False, where=w)
         if label != "baseline":
             r.build = f"{b}@{w[0]}" + (f" -m {w[1]}" if w[1] else "") + (" flush default" if w[2] == "default" else "")

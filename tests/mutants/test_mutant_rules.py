@@ -137,3 +137,15 @@ def test_the_kill_matrix_runs_a_mutants_rule_scenarios_first():
     assert targeted(m, shows) == ["queue-pod-resized-down-retries-pod-parked-for-cpu"]
     # Every scenario a rule names is a catalogue file, so each -k term selects at least that one.
     assert all(targeted(m, shows) for m in load_all() if any(shows.get(r) for r in m.rules))
+
+
+def test_each_baseline_files_its_evidence_under_a_name_of_its_own():
+    from harness.formats.mutants import MUTANTS_RELEASE, load_all
+    from harness.mutants.matrix import baseline_label
+
+    # The short- and default-flush baselines of one release once wrote into one folder.
+    wheres = {m.where for m in load_all()} | {(MUTANTS_RELEASE, "", "default")}
+    labels = [baseline_label(w) for w in wheres]
+    assert len(set(labels)) == len(labels)
+    assert baseline_label((MUTANTS_RELEASE, "", "short")) == "baseline"
+    assert baseline_label(("1.37", "podgroup", "short")) == "baseline-1.37-podgroup"
