@@ -89,14 +89,14 @@ def test_the_fault_variants_of_a_step_follow_its_point():
     from harness.formats.pods import Scenario
     from harness.run.pods.expectation import Partial, fault_variants, simulate
 
-    def variants(at):
+    def variants(at, fault=("restartScheduler", "kill")):
         s = Scenario.model_validate({
             "id": "x", "title": "t", "spec": "s", "areas": ["preemption"],
             "priorityClasses": [{"name": "low", "value": 1}, {"name": "high", "value": 9}],
             "nodes": [{"name": "n1", "slots": 2}],
             "pods": [{"name": "v1", "class": "low", "node": "n1"}, {"name": "v2", "class": "low", "node": "n1"}],
             "steps": [{"createPod": {"name": "p", "class": "high", "slots": 2},
-                       "during": {"restartScheduler": "kill", "at": at}}]})
+                       "during": {fault[0]: fault[1], "at": at}}]})
         return fault_variants(simulate(s, "upstream")[0], s.steps[0])
 
     two = frozenset({"default/v1", "default/v2"})
@@ -106,3 +106,7 @@ def test_the_fault_variants_of_a_step_follow_its_point():
     assert all(v is None or v.undone != two for v in deleting) and len(deleting) == 6
     assert all(v is None or not v.nomination_lost for v in variants("nominated"))
     assert variants("victimGone") == [None]
+    # A leader whose lease was taken, like a paused one, writes the rest before it stops.
+    assert variants("victimMarked", ("failover", "takeLease")) == [None]
+    assert variants("victimMarked", ("pauseScheduler", "3s")) == [None]
+    assert len(variants("victimMarked", ("failover", "kill"))) == 8
