@@ -21,8 +21,9 @@ def register(sub) -> None:
     x.add_argument("--k8s-version", metavar="RELEASE", help="Kubernetes release of the clusters (default: the "
                    f"kit's default release, {DEFAULT_RELEASE})")
     x.add_argument("--faults", action="store_true",
-                   help="draw faults too (scheduler restarts, pauses, failovers, API server restarts, at quiet "
-                        "moments and at named points of a preemption): each such draw runs on a cluster of its own")
+                   help="draw faults too (scheduler restarts, pauses, failovers (a leader killed or its lease "
+                        "taken), API server restarts, the scheduler's connection cut, at quiet moments and at "
+                        "named points of a preemption): each such draw runs on a cluster of its own")
     x.add_argument("--out", type=Path, default=Path("artifacts") / "explore", help="where divergences go")
     x.add_argument("--shard", metavar="i/N",
                    help="run the i-th of N parts of the draws (i from 1; by draw index, round-robin; the seed "
