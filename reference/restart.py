@@ -66,15 +66,7 @@ def failover(world: World, lease: float, taken: bool = False) -> World:
     ends are removed, and nothing binds. The new leader's queue holds every pending pod (it never
     tried one) and its nominator the pods' nominations, so, as after a restart, every pending pod
     is tried at once."""
-    from datetime import timedelta
-
-    from .world import remove
-
-    until = world.now + timedelta(seconds=lease)
-    for pod in sorted((p for p in world.state.pods if p.deletion_timestamp is not None
-                       and p.deletion_timestamp <= until), key=lambda p: p.deletion_timestamp):
-        world = remove(world, pod.key)
-    world = replace(world, now=until)
+    world, _ = unseen(world, lease)
     lost = "loses its lease to another holder and stops" if taken else "is killed"
     return restart(world, how=f"leader {lost}, and the standby leads {lease:g} s later (its lease)")
 
@@ -115,25 +107,33 @@ def disconnect(world: World, seconds: float) -> World:
                                     "what happened meanwhile reaches it when its watches resume")
 
 
-def catch_up(world: World, seconds: float, note: str) -> World:
-    """``seconds`` in which the cluster goes on unseen by the scheduler, then all of it at once."""
+def unseen(world: World, seconds: float) -> tuple[World, list]:
+    """``seconds`` on while no scheduler acts: the pods whose grace ends meanwhile are removed (in
+    the order they go), and returned."""
     from datetime import timedelta
 
-    from .requeue import assigned_pod_gone
-    from .scheduler import run_queue
-    from .world import remove, wake
+    from .world import remove
 
     until = world.now + timedelta(seconds=seconds)
-    events = []
-    for pod in sorted((p for p in world.state.pods if p.deletion_timestamp is not None
-                       and p.deletion_timestamp <= until), key=lambda p: p.deletion_timestamp):
+    gone = sorted((p for p in world.state.pods if p.deletion_timestamp is not None and p.deletion_timestamp <= until),
+                  key=lambda p: p.deletion_timestamp)
+    for pod in gone:
         world = remove(world, pod.key)
+    return replace(world, now=until), gone
+
+
+def catch_up(world: World, seconds: float, note: str) -> World:
+    """``seconds`` in which the cluster goes on unseen by the scheduler, then all of it at once."""
+    from .requeue import assigned_pod_gone
+    from .scheduler import run_queue
+    from .world import wake
+
+    world, gone = unseen(world, seconds)
+    world = world.note(note)
+    for pod in gone:
         if pod.node_name:
-            events.append(assigned_pod_gone(pod))
-    world = replace(world, now=until).note(note)
-    for event in events:
-        world = wake(world, event)
-    due = {k for k, at in world.parked if at + world.flush_after <= until}
+            world = wake(world, assigned_pod_gone(pod))
+    due = {k for k, at in world.parked if at + world.flush_after <= world.now}
     world = replace(world, parked=tuple(p for p in world.parked if p[0] not in due))
     return run_queue(world, due)
 
