@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
@@ -149,17 +150,23 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     from harness.build import toolchain
 
+    with building(config, "the kind node image" if kind_image else "the control plane"):
+        for release, modules in needed.items():
+            toolchain.ensure_all(modules, release)
+        if kind_image:
+            from harness.build import node_image
+
+            node_image.ensure()
+
+
+@contextmanager
+def building(config: pytest.Config, what: str):
+    """A build's progress on the terminal (not captured), and its failure one clear usage error."""
     capman = config.pluginmanager.getplugin("capturemanager")
     with capman.global_and_fixture_disabled():
         try:
-            for release, modules in needed.items():
-                toolchain.ensure_all(modules, release)
-            if kind_image:
-                from harness.build import node_image
-
-                node_image.ensure()
+            yield
         except KitError as e:
-            what = "the kind node image" if kind_image else "the control plane"
             raise pytest.UsageError(f"cannot build {what}: {e}") from None
 
 
@@ -194,13 +201,8 @@ def build_link(session: pytest.Session) -> None:
     selected (it is known once the tests are), before any batch starts."""
     from harness.build import pins, toolchain
 
-    capman = session.config.pluginmanager.getplugin("capturemanager")
-    with capman.global_and_fixture_disabled():
-        try:
-            toolchain.ensure_module(pins.wrapper("toxiproxy"))
-        except KitError as e:
-            raise pytest.UsageError(f"cannot build toxiproxy, which a selected scenario's disconnectScheduler "
-                                    f"step needs: {e}") from None
+    with building(session.config, "toxiproxy, which a selected scenario's disconnectScheduler step needs"):
+        toolchain.ensure_module(pins.wrapper("toxiproxy"))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -136,14 +136,7 @@ class Standby:
         finally:
             api.close()
         taken = time.monotonic()
-        end = taken + STOP_BOUND
-        while lifecycle.alive(pid) and time.monotonic() < end:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            lifecycle.pause(0.1)
-        stayed = lifecycle.alive(pid)
+        stayed = not self._until(lambda: not lifecycle.alive(pid), STOP_BOUND, reap=pid)
         if stayed:
             os.kill(pid, signal.SIGKILL)
             self._wait(lambda: not lifecycle.alive(pid), "the kube-scheduler that lost its lease to exit", reap=pid)
@@ -170,7 +163,14 @@ class Standby:
         return pid
 
     def _wait(self, done, what: str, logs: list[Path] | None = None, reap: int | None = None) -> None:
-        end = time.monotonic() + BOUND
+        if not self._until(done, BOUND, reap):
+            raise KitError(f"timed out after {BOUND:.0f} s waiting for {what}", logs=logs or [self.kwokctl.logs_dir])
+
+    @staticmethod
+    def _until(done, bound: float, reap: int | None = None) -> bool:
+        """Whether ``done`` came true within ``bound`` seconds, reaping ``reap`` meanwhile (a child
+        of this process that exits stays a zombie, alive to signal 0, until reaped)."""
+        end = time.monotonic() + bound
         while not done():
             if reap is not None:
                 try:
@@ -178,8 +178,9 @@ class Standby:
                 except ChildProcessError:
                     pass
             if time.monotonic() > end:
-                raise KitError(f"timed out after {BOUND:.0f} s waiting for {what}", logs=logs or [self.kwokctl.logs_dir])
+                return False
             lifecycle.pause(0.1)
+        return True
 
 
 __all__ = ["LEASE_SECONDS", "Standby"]

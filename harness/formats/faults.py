@@ -58,20 +58,19 @@ class DuringFault(FaultFields):
 
 def fault_errors(steps: list) -> list[str]:
     """What a scenario's steps ask of its faults that the kit cannot do, each naming the step."""
-    def faults(st) -> list[str]:
-        return [a for a in FAULT_ACTIONS if getattr(st, a) is not None or (st.during and getattr(st.during, a))]
-
+    # Each step's faults, its own and its during:'s.
+    faults = [{a for a in FAULT_ACTIONS if getattr(st, a) is not None or (st.during and getattr(st.during, a))}
+              for st in steps]
     errors = []
-    failovers = [i for i, st in enumerate(steps) if "failover" in faults(st)]
+    failovers = [i for i, kinds in enumerate(faults) if "failover" in kinds]
     for i in failovers[1:]:
         errors.append(f"steps[{i}]: one failover per scenario (the leader that lost the lease is not started "
                       "again, so no standby is left)")
-    disconnects = [i for i, st in enumerate(steps) if "disconnectScheduler" in faults(st)]
-    for i, st in enumerate(steps):
-        if failovers and i > failovers[0] and "restartScheduler" in faults(st):
+    for i, kinds in enumerate(faults):
+        if failovers and i > failovers[0] and "restartScheduler" in kinds:
             errors.append(f"steps[{i}].restartScheduler: after a failover the leader is the standby, "
                           "which the kit does not restart")
-        if failovers and i in disconnects:
+        if failovers and "disconnectScheduler" in kinds:
             errors.append(f"steps[{i}].disconnectScheduler: not in a scenario with a failover (steps[{failovers[0]}]): "
                           "the kit cuts the first scheduler's connection, and a standby's is its own")
     return errors
