@@ -26,7 +26,7 @@ def resize_pod(world: World, key: str, requests: dict[str, int]) -> World:
 
     pod = world.state.pod_keyed(key)
     if pod is None or not pod.node_name or pod.terminating:
-        raise ValueError(f"{key} is not running: only a running pod is resized in place")
+        raise NotRunning(f"{key} is not running by then: only a running pod is resized in place")
     resized: Pod = pod.with_(requests=tuple(sorted({**pod.request_map, **requests}.items())))
     changes = ", ".join(f"{r} {pod.request_map.get(r, 0)} -> {q}" for r, q in sorted(requests.items()))
     world = set_pod(world, resized).note(f"{key} resized in place on {pod.node_name}: {changes}")
@@ -35,4 +35,8 @@ def resize_pod(world: World, key: str, requests: dict[str, int]) -> World:
     return run_queue(world, set())
 
 
-__all__ = ["resize_pod"]
+class NotRunning(ValueError):
+    """A scenario's fault: its resize names a pod that is pending, terminating or gone by then."""
+
+
+__all__ = ["resize_pod", "NotRunning"]

@@ -24,6 +24,9 @@ from harness.host import lifecycle
 from harness.errors import KitError
 from harness.explore.generate import looks_midway
 from harness.formats.nodes import NODE_ACTIONS
+
+# The cluster events a draw may use (harness/explore/cluster_events.py), counted per scenario.
+EVENTS = NODE_ACTIONS + ("resizePod",)
 from harness.formats.pods import FAULT_ACTIONS
 from harness.run.pods.placement import why_alone
 from harness.run.pods.result import Result
@@ -67,11 +70,11 @@ class Summary:
     known_faults: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     seconds: float = 0.0
-    # Node events (harness.formats.nodes.NODE_ACTIONS): how many scenarios used each.
+    # Cluster events (EVENTS) and faults: how many scenarios used each.
     events: dict[str, int] = field(default_factory=dict)
 
     def count_events(self, tree: dict) -> None:
-        used = {k for step in tree.get("steps", []) for k in step if k in NODE_ACTIONS + FAULT_ACTIONS}
+        used = {k for step in tree.get("steps", []) for k in step if k in EVENTS + FAULT_ACTIONS}
         used |= {f"during.{k}@{step['during']['at']}" for step in tree.get("steps", []) if "during" in step
                  for k in step["during"] if k != "at"}
         for action in sorted(used):
@@ -98,10 +101,10 @@ class Summary:
                f"{len(self.divergences)} diverged ({', '.join(f'{k}: {n}' for k, n in by_kind.items())}), "
                f"{self.known_faults} with a known scheduler fault that left the outcome as specified; "
                f"{self.seconds / 60:.1f} min"]
-        if any(k in NODE_ACTIONS for k in self.events):
-            out.append("  node events, scenarios using each: "
-                       + ", ".join(f"{k} {self.events.get(k, 0)}" for k in NODE_ACTIONS))
-        faults = sorted(k for k in self.events if k not in NODE_ACTIONS)
+        if any(k in EVENTS for k in self.events):
+            out.append("  cluster events, scenarios using each: "
+                       + ", ".join(f"{k} {self.events.get(k, 0)}" for k in EVENTS))
+        faults = sorted(k for k in self.events if k not in EVENTS)
         if faults:
             out.append("  faults, scenarios using each: " + ", ".join(f"{k} {self.events[k]}" for k in faults))
         out += [f"  {d.shrunk['id']}: {d.kind}" + ("" if d.reproduced else " (seen once)") for d in self.divergences]
@@ -148,6 +151,11 @@ def smaller(tree: dict) -> Iterator[dict]:
                 t = copy_.deepcopy(tree)
                 del t["steps"][i]["createPod"][k]
                 yield t
+        if pod and "milliCPU" in pod:  # BestEffort again: a request and its QoS class go together
+            t = copy_.deepcopy(tree)
+            for k in ("qos", "milliCPU"):
+                del t["steps"][i]["createPod"][k]
+            yield t
     for i, c in enumerate(tree.get("priorityClasses", [])):
         if c.get("annotations"):
             t = copy_.deepcopy(tree)

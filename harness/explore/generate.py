@@ -21,7 +21,9 @@ hard case:
 A third of the pod steps look mid-way (``settle`` shorter than the grace periods of the
 victims), and the steps draw the events that do or do not wake parked pods: deleting pending
 and nominated pods, class and PDB changes while pods wait, and node events (nodes added,
-relabelled, tainted, cordoned, resized, and drained nodes deleted).
+relabelled, tainted, cordoned, resized, and drained nodes deleted), and running pods resized
+in place (harness/explore/cluster_events.py). A quarter of the scenarios count cpu: their nodes
+have little, and pods ask for some.
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ from hypothesis import strategies as st
 from reference.admission import HIGHEST_USER_DEFINABLE as LIMIT  # the highest value a user class may have
 from reference.toleration import DEFAULT_PREFIX
 from harness.formats.faults import POINTS
+from harness.explore.cluster_events import (CPU_STEP, SMALL_CPU, TAINT, ZONES, cpu_amount, node_step, resizable,
+                                            resize_step)
 
 MPP = DEFAULT_PREFIX + "minimum-preemptable-priority"
 TS = DEFAULT_PREFIX + "toleration-seconds"
 SHORT_WINDOW = (4, 20)  # toleration-seconds that end while a scenario runs
-ZONES = ("a", "b")
 APPS = ("a", "b")
-TAINT = {"key": "dedicated", "value": "x"}
 
 
 def _class_value(draw, taken: list[int]) -> int:
@@ -101,10 +103,12 @@ def classes(draw, windows: bool = False, global_default: bool = False) -> list[d
 
 
 @st.composite
-def nodes(draw) -> list[dict]:
+def nodes(draw, cpu: bool = False) -> list[dict]:
     out = []
     for i in range(draw(st.integers(1, 4))):
         n: dict = {"name": f"n{i + 1}", "slots": draw(st.integers(1, 4))}
+        if cpu:
+            n["milliCPU"] = draw(st.sampled_from(SMALL_CPU))
         if draw(st.booleans()):
             n["labels"] = {"zone": draw(st.sampled_from(ZONES))}
         taint = draw(st.sampled_from(["none", "none", "none", "NoSchedule", "PreferNoSchedule"]))
@@ -133,6 +137,7 @@ def initial_pods(draw, node_list: list[dict], class_list: list[dict]) -> list[di
             room -= size
             if not full and draw(st.booleans()):
                 break
+        small, cpu_left = "milliCPU" in node, node.get("milliCPU", 0)
         for slots in sizes:
             p: dict = {"name": f"p{len(out) + 1}", "node": node["name"], "slots": slots,
                        # 20 s: long enough that a look mid-way finds its victims still terminating.
@@ -141,6 +146,14 @@ def initial_pods(draw, node_list: list[dict], class_list: list[dict]) -> list[di
                 p["class"] = draw(st.sampled_from(names))
             if draw(st.booleans()):
                 p["labels"] = {"app": draw(st.sampled_from(APPS))}
+            # Some ask for cpu (what a resize changes); on a node with little, only what is left,
+            # and there often of the highest class: pods nobody can preempt, and may resize
+            # (cluster_events.resizable), so that a pod waits for the cpu they hold.
+            if (not small or cpu_left >= CPU_STEP) and draw(st.integers(0, 1 if small else 2)) == 0:
+                p.update(qos="Burstable", milliCPU=cpu_amount(draw, cpu_left if small else 1000))
+                cpu_left -= p["milliCPU"]
+                if small and draw(st.booleans()):
+                    p["class"] = max(class_list, key=lambda c: c["value"])["name"]
             if draw(st.integers(0, 6)) == 0:
                 p["bypassScheduler"] = True
             elif any(t["effect"] == "NoSchedule" for t in node.get("taints", [])):
@@ -153,6 +166,8 @@ def initial_pods(draw, node_list: list[dict], class_list: list[dict]) -> list[di
 def new_pod(draw, name: str, class_list: list[dict], node_list: list[dict]) -> dict:
     p: dict = {"name": name, "slots": draw(st.sampled_from([1, 1, 1, 1, 2, 3])),
                "grace": draw(st.sampled_from([0, 1, 2]))}
+    if any("milliCPU" in n for n in node_list) and draw(st.integers(0, 3)):
+        p.update(qos="Burstable", milliCPU=cpu_amount(draw, max(SMALL_CPU) // 2))
     kind = draw(st.sampled_from(["class"] * 10 + ["none", "unknown"]))
     if kind == "class" and class_list:
         # Half the time one of the two highest classes, so that most new pods can preempt someone.
@@ -179,23 +194,38 @@ def new_pod(draw, name: str, class_list: list[dict], node_list: list[dict]) -> d
 
 
 @st.composite
-def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], windows: bool = False,
+def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[dict], windows: bool = False,
           faults: bool = False) -> list[dict]:
     out: list[dict] = []
     drawn: set[str] = set()  # the fault kinds drawn so far: which may follow them (_fault)
-    live = list(pods)
+    live = [p["name"] for p in pods]
     classes_now = {c["name"]: c for c in class_list}
+    # What a resize may name (cluster_events.resizable): the largest class value so far, and each
+    # initial pod's cpu request now.
+    start_values = {c["name"]: c["value"] for c in class_list}
+    highest = max([0, *start_values.values()])
+    defaulted = any(c.get("globalDefault") for c in class_list)
+    cpu_now = {p["name"]: p["milliCPU"] for p in pods if "milliCPU" in p}
+    small_cpu = {n["name"] for n in node_list if "milliCPU" in n}
     deleted: dict[str, dict] = {}
     made = 0
     nodes_now = {n["name"]: n for n in node_list}
     for _ in range(draw(st.integers(1, 5))):
         kind = draw(st.sampled_from(["createPod"] * 8 + ["deletePod"] * 2
                                     + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]
-                                    + ["node"] * 8 + (["fault"] * 4 if faults else [])))
-        if kind == "fault":
+                                    + ["node"] * 8 + ["resizePod"] * 3 + (["fault"] * 4 if faults else [])))
+        targets = [p for p in resizable(pods, live, start_values, highest, defaulted)
+                   if cpu_now[p["name"]] > CPU_STEP or p["node"] not in small_cpu]
+        if kind == "resizePod" and targets:
+            pod = draw(st.sampled_from(targets))
+            step = draw(resize_step(pod["name"], cpu_now[pod["name"]], pod["node"] in small_cpu))
+            cpu_now[pod["name"]] = step["resizePod"]["milliCPU"]
+            out.append(_maybe_midway(draw, step))
+        elif kind == "fault":
             out.append(draw(fault_step(drawn)))
         elif kind == "node":
-            out.append(draw(node_step(nodes_now, len(out))))
+            step = draw(node_step(nodes_now, len(out)))
+            out.append(dict(step, settle=draw(st.sampled_from(MIDWAY))) if draw(st.booleans()) else step)
         elif kind == "deletePod" and live:
             name = draw(st.sampled_from(live))
             live.remove(name)
@@ -204,6 +234,8 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
             made += 1
             value = LIMIT + 1 if draw(st.integers(0, 4)) == 0 else draw(st.integers(-100, 2000))
             c = {"name": f"x{made}", "value": value}
+            if value <= LIMIT:  # a larger one is refused
+                highest = max(highest, value)
             if draw(st.booleans()):
                 c["annotations"] = _annotations(draw, [value], windows)
             classes_now[c["name"]] = c
@@ -228,6 +260,7 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[str], 
         elif kind == "recreateClass" and deleted:
             name = draw(st.sampled_from(sorted(deleted)))
             c = dict(deleted.pop(name), value=draw(st.integers(-100, 2000)), globalDefault=False)
+            highest = max(highest, c["value"])
             classes_now[name] = c
             out.append({"createClass": c})
         elif kind == "createPdb":
@@ -277,58 +310,6 @@ def _maybe_during(draw, step: dict, faults: bool, drawn: set[str]) -> dict:
     return dict(step, during=dict(_fault(draw, drawn, during=True), at=draw(st.sampled_from(POINTS))))
 
 
-# Keeps every pod off a node it is on: the only nodes the generator deletes (a node with pods left
-# on it is not deleted: what removes them, the pod garbage collector, is not modelled).
-DRAIN = {"key": "drain", "value": "x", "effect": "NoSchedule"}
-
-
-@st.composite
-def node_step(draw, nodes_now: dict[str, dict], index: int) -> dict:
-    """One node event on the scenario's nodes (``nodes_now``, changed in place): a node added
-    (sometimes drained, to be deleted later), relabelled, tainted or untainted, cordoned or
-    uncordoned, resized, or a drained node deleted. Half of them look mid-way."""
-    kinds = ["addNode", "labelNode", "taintNode", "untaintNode", "cordon", "uncordon", "resizeNode"]
-    if any(DRAIN in n.get("taints", []) for n in nodes_now.values()):
-        kinds += ["deleteNode"] * len(kinds)  # a drained node is there to be deleted
-    kind = draw(st.sampled_from(kinds))
-    names = sorted(n for n, spec in nodes_now.items() if DRAIN not in spec.get("taints", []))
-    if kind == "addNode" or not names:
-        n: dict = {"name": f"m{index + 1}", "slots": draw(st.integers(0, 4))}
-        if draw(st.booleans()):
-            n["labels"] = {"zone": draw(st.sampled_from(ZONES))}
-        if draw(st.integers(0, 2)) == 0:
-            n["taints"] = [dict(DRAIN)]
-        elif draw(st.integers(0, 3)) == 0:
-            n["taints"] = [{**TAINT, "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))}]
-        nodes_now[n["name"]] = n
-        step: dict = {"addNode": n}
-    elif kind == "deleteNode":
-        name = draw(st.sampled_from(sorted(n for n, spec in nodes_now.items() if DRAIN in spec.get("taints", []))))
-        del nodes_now[name]
-        step = {"deleteNode": name}
-    else:
-        name = draw(st.sampled_from(names))
-        spec = nodes_now[name] = dict(nodes_now[name])
-        if kind == "labelNode":
-            zone = draw(st.sampled_from([*ZONES, None]))
-            spec["labels"] = {k: v for k, v in {**spec.get("labels", {}), "zone": zone}.items() if v is not None}
-            step = {"labelNode": {"node": name, "labels": {"zone": zone}}}
-        elif kind == "taintNode":
-            effect = draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))
-            spec["taints"] = [t for t in spec.get("taints", []) if t["effect"] != effect] + [{**TAINT, "effect": effect}]
-            step = {"taintNode": {"node": name, **TAINT, "effect": effect}}
-        elif kind == "untaintNode":
-            effect = draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))
-            spec["taints"] = [t for t in spec.get("taints", []) if t["effect"] != effect]
-            step = {"untaintNode": {"node": name, "key": TAINT["key"], "effect": effect}}
-        elif kind in ("cordon", "uncordon"):
-            step = {kind: name}
-        else:
-            spec["slots"] = draw(st.integers(0, 4))
-            step = {"resizeNode": {"node": name, "slots": spec["slots"]}}
-    return dict(step, settle=draw(st.sampled_from(MIDWAY))) if draw(st.booleans()) else step
-
-
 MIDWAY = ("2s", "3s")  # shorter than a 5 or 20 s grace period: the look comes before things settle
 
 
@@ -355,12 +336,12 @@ def scenario_trees(draw, scenario_id: str = "explore", faults: bool = False) -> 
     # Both make a scenario `alone` (slower to run): a minority, drawn once per scenario.
     windows = draw(st.integers(0, 9)) == 0
     global_default = draw(st.integers(0, 29)) == 0
-    node_list = draw(nodes())
+    node_list = draw(nodes(cpu=draw(st.integers(0, 3)) == 0))
     class_list = draw(classes(windows, global_default))
     pods = draw(initial_pods(node_list, class_list))
     pdbs = [{"name": f"keep-{app}", "selector": {"app": app}, "minAvailable": draw(st.integers(0, 2))}
             for app in APPS if draw(st.integers(0, 3)) == 0]
-    step_list = draw(steps(class_list, node_list, [p["name"] for p in pods], windows, faults))
+    step_list = draw(steps(class_list, node_list, pods, windows, faults))
     every_class = class_list + [s.get("createClass") or s.get("updateClass") for s in step_list
                                 if s.get("createClass") or s.get("updateClass")]
     alone = any(c.get("globalDefault") for c in every_class) or any(_short_window(c) for c in every_class)

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from harness.run.pods.expectation import simulate
 from harness.explore.generate import generate, scenario_trees
 from harness.formats.pods import Scenario
+from harness.formats.pods import CPU
 from harness.kube import SLOT
 from harness.targets import BUILDS
 from reference.admission import HIGHEST_USER_DEFINABLE
@@ -35,11 +36,14 @@ def test_no_pod_is_placed_on_a_node_without_room(tree):
     for worlds in by_build.values():
         for before, w in zip(worlds, worlds[1:]):
             for node in w.state.nodes:
-                used = sum(p.request_map.get(SLOT, 0) for p in w.state.pods_on(node.name))
-                if used > node.allocatable_map.get(SLOT, 0):
-                    newcomers = {p.key for p in w.state.pods_on(node.name)} - {
-                        p.key for p in before.state.pods_on(node.name)}
-                    assert not newcomers, (node.name, newcomers, w.log[-5:])
+                for resource in (SLOT, CPU):
+                    used = sum(p.request_map.get(resource, 0) for p in w.state.pods_on(node.name))
+                    if used > node.allocatable_map.get(resource, 0):
+                        # A node resized down keeps its pods; a pod is never resized past its node.
+                        assert resource == SLOT, (node.name, resource, used, w.log[-5:])
+                        newcomers = {p.key for p in w.state.pods_on(node.name)} - {
+                            p.key for p in before.state.pods_on(node.name)}
+                        assert not newcomers, (node.name, newcomers, w.log[-5:])
 
 
 @SETTINGS
@@ -89,6 +93,15 @@ def test_a_seed_draws_the_same_scenarios_and_another_seed_others():
     assert generate(15, 7) != generate(15, 8)
 
 
+def _cpu_before(tree: dict, resize: dict) -> int:
+    """The cpu its pod asked for before ``resize`` (a step of ``tree``)."""
+    name = resize["resizePod"]["name"]
+    cpu = next(p["milliCPU"] for p in tree["pods"] if p["name"] == name)
+    for st in tree["steps"][:tree["steps"].index(resize)]:
+        cpu = st["resizePod"]["milliCPU"] if st.get("resizePod", {}).get("name") == name else cpu
+    return cpu
+
+
 def test_the_generator_reaches_the_whole_domain():
     """Over 300 draws every kind of thing the issue lists appears at least once."""
     trees = generate(300, 1)
@@ -110,6 +123,12 @@ def test_the_generator_reaches_the_whole_domain():
         "explicit priority": any("priority" in st.get("createPod", {}) for st in steps),
         "affinity": any("podAffinity" in st.get("createPod", {}) for st in steps),
         "anti-affinity": any("podAntiAffinity" in st.get("createPod", {}) for st in steps),
+        "little cpu": any("milliCPU" in n for t in trees for n in t["nodes"]),
+        "a pod asking cpu": any("milliCPU" in st.get("createPod", {}) for st in steps),
+        "resized down": any(st["resizePod"]["milliCPU"] < _cpu_before(t, st) for t in trees for st in t["steps"]
+                            if "resizePod" in st),
+        "resized up": any(st["resizePod"]["milliCPU"] > _cpu_before(t, st) for t in trees for st in t["steps"]
+                          if "resizePod" in st),
         **{action: any(action in st for st in steps)
            for action in ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "wait")},
     }
@@ -166,9 +185,11 @@ def test_with_faults_every_fault_kind_and_point_is_drawn_and_every_draw_is_valid
     from harness.explore.campaign import valid
     from harness.formats.faults import FAULT_ACTIONS, POINTS
 
-    trees = generate(300, 2, faults=True)
+    # A disconnect is drawn only as a step of its own, about once in 20 draws: two seeds' worth.
+    trees = generate(300, 2, faults=True) + generate(300, 3, faults=True)
     assert all(valid(t) is not None for t in trees)
     steps = [st for t in trees for st in t["steps"]]
-    assert all(any(a in st for st in steps) for a in FAULT_ACTIONS)
+    counts = {a: sum(a in st or a in st.get("during", {}) for st in steps) for a in FAULT_ACTIONS}
+    assert all(counts.values()), counts
     assert {st["during"]["at"] for st in steps if "during" in st} == set(POINTS)
     assert generate(30, 2) == generate(30, 2, faults=False), "draws without faults stay as they were"

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
 from reference.restart import disconnect, failover, partly_written, pause, restart, restart_apiserver
-from reference.resize import resize_pod
+from reference.resize import NotRunning, resize_pod
 from reference.release import DEFAULT_RELEASE
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
@@ -278,6 +278,8 @@ def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str
             raise ScenarioError(f"{scenario.id}: steps[{i}].pressure: {e}") from None
         except node_events.NodeNotEmpty as e:
             raise ScenarioError(f"{scenario.id}: steps[{i}].deleteNode: {e}") from None
+        except NotRunning as e:
+            raise ScenarioError(f"{scenario.id}: steps[{i}].resizePod.name: {e}") from None
     return worlds
 
 

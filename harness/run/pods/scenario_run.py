@@ -46,6 +46,7 @@ from harness.run.settle import settle
 from reference import scheduler as sched
 from reference.preemption import PLUGINS
 from reference.nodes import NodeNotEmpty
+from reference.resize import NotRunning
 from reference.queue import BACKOFF_MAX, UNSCHEDULABLE_MAX_STAY
 from reference.release import DEFAULT_RELEASE
 from reference.scheduler import World
@@ -200,6 +201,8 @@ class PodRun(ScenarioRun):
             worlds += [w for w in late if sched.view(w) not in seen]
         except NodeNotEmpty as e:
             raise KitError(f"{self.s.id}: steps[{i}].deleteNode: {e}") from None
+        except NotRunning as e:
+            raise KitError(f"{self.s.id}: steps[{i}].resizePod.name: {e}") from None
         quiet = QUIET
         fault_note = ""
         if step.pressure is not None:
