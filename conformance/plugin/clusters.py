@@ -128,7 +128,7 @@ def kind_cluster(state, target: str):
 
     opts = state.options
     return KindCluster(target, state.kind_binary, image=opts.kind_node_image, scheduler_image=opts.scheduler_image,
-                       scheduler_binary=opts.scheduler_binary)
+                       scheduler_binary=opts.scheduler_binary, kubelet_binary=opts.kubelet_binary)
 
 
 def karmada_plane(state):

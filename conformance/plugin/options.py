@@ -86,6 +86,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--scheduler-image", default=None,
                 help="with --cluster kind: the kube-scheduler image under test, already on this Docker host "
                      "(default: the node image's own for upstream, the kit's scheduler-plugins build for plugins)")
+    g.addoption("--kubelet-binary", type=Path, default=None,
+                help="with --cluster kind: run this kubelet on the kind workers instead of the node image's "
+                     "(a kubelet mutant: the real-kubelet scenarios then judge it)")
     g.addoption("--repeat", type=int, default=1, metavar="N",
                 help="run each selected scenario N times side by side (to reproduce a rare failure); "
                      "each copy is a test of its own")
@@ -245,7 +248,11 @@ def check_files(opts: RunOptions) -> None:
     if opts.kind and opts.scheduler_config:
         raise pytest.UsageError("--scheduler-config is for the local cluster: on kind the kit mounts its own "
                                 "configuration of each build (see kind-config.yaml)")
+    if opts.kubelet_binary is not None and not opts.kind:
+        raise pytest.UsageError("--kubelet-binary replaces the kubelet of kind's workers: add --cluster kind "
+                                "(the local cluster's nodes are kwok's, with no kubelet)")
     for opt, p in (("--scheduler-binary", opts.scheduler_binary), ("--scheduler-config", opts.scheduler_config),
+                   ("--kubelet-binary", opts.kubelet_binary),
                    ("--kubeconfig", opts.kubeconfig), ("--karmada-scheduler-binary", opts.karmada_scheduler_binary)):
         if p is not None and not p.is_file():
             raise pytest.UsageError(f"{opt}: file not found: {p}")

@@ -48,6 +48,7 @@ class RunOptions:
     stop_at_first_failure: bool  # pytest's own -x
     timelines: bool = False  # --timelines: a passing scenario's timeline picture too
     flush_interval: str = "60s"  # --flush-interval (harness.flush.parse_option)
+    kubelet_binary: Path | None = None  # --kubelet-binary: kind workers' kubelet (a kubelet mutant)
 
     @property
     def flush(self):
@@ -89,7 +90,8 @@ class RunOptions:
             feature_gates=config.getoption("--feature-gates"), runtime_config=config.getoption("--runtime-config"),
             collect_only=config.getoption("collectonly"),
             stop_at_first_failure=config.getoption("maxfail") == 1,
-            timelines=config.getoption("--timelines"), flush_interval=config.getoption("--flush-interval"))
+            timelines=config.getoption("--timelines"), flush_interval=config.getoption("--flush-interval"),
+            kubelet_binary=config.getoption("--kubelet-binary"))
 
     @property
     def karmada(self) -> bool:

@@ -44,6 +44,23 @@ def rules_table() -> int:
     return 0
 
 
+def _without_kind(mutants, asked: bool) -> tuple[str, list[str]]:
+    """The kubelet mutants (they run on kind) when this machine cannot run kind, and why. Asked
+    for by name, that is an error; in the whole matrix they are reported as not run."""
+    if not any(m.cluster == "kind" for m in mutants):
+        return "", []
+    from harness.clusters.kind import preflight
+
+    try:
+        preflight(None)
+    except KitError as e:
+        if asked:
+            raise KitError(f"--mutant: a kubelet mutant runs on kind: {e}") from None
+        print(f"not run, kubelet mutants: {e}", flush=True)
+        return str(e), [m.id for m in mutants if m.cluster == "kind"]
+    return "", []
+
+
 def run(args) -> int:
     from harness.formats.mutants import MUTANTS, load_all
     from harness.mutants import matrix, runs as kill
@@ -65,6 +82,8 @@ def run(args) -> int:
         if skipped:
             print(f"not run, argued equivalent (run them with --full or --mutant): {', '.join(skipped)}")
     builds = parse_builds(args.scheduler)
+    why_not_kind, no_kind = _without_kind(mutants, asked=bool(args.mutant))
+    mutants = [m for m in mutants if m.id not in no_kind]
     from harness.shards import split
 
     shard = split.parse(args.shard) if args.shard else split.WHOLE
@@ -92,6 +111,8 @@ def run(args) -> int:
     lines, score = kill.summary(mutants, runs)
     if skipped:
         lines.append(f"not run, argued equivalent: {', '.join(skipped)}")
+    if no_kind:
+        lines.append(f"NOT RUN, kubelet mutants ({why_not_kind}): {', '.join(no_kind)}")
     wall = time.monotonic() - started
     lines.append(f"wall time: {wall / 60:.1f} min ({len(mutants)} mutants, builds {', '.join(builds)}, "
                  f"{args.jobs} at a time)")

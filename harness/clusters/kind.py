@@ -186,6 +186,19 @@ def make_scheduler_image(binary: Path) -> str:
     return ref
 
 
+def replace_kubelet(kube: Kube, node: str, binary: Path) -> None:
+    """``node``'s kubelet replaced by ``binary`` and restarted: it goes with the node's container."""
+    from harness.clusters.memory_pressure import wait_serving
+
+    copied = subprocess.run(["docker", "cp", str(binary), f"{node}:/usr/bin/kubelet.prioritykit"],
+                            capture_output=True, text=True)
+    if copied.returncode != 0:
+        raise KitError(f"--kubelet-binary: could not copy {binary} into kind node {node}: {copied.stderr.strip()}")
+    pressure.node_exec(node, "mv /usr/bin/kubelet.prioritykit /usr/bin/kubelet && systemctl restart kubelet",
+                       "replacing its kubelet")
+    wait_serving(kube, node, "its kubelet was replaced")
+
+
 def _network_exists() -> bool:
     return subprocess.run(["docker", "network", "inspect", NETWORK], capture_output=True).returncode == 0
 
@@ -198,13 +211,15 @@ class KindCluster:
     ``kind_path``: what ``preflight`` found. ``image``: the node image, on the Docker host
     (default: the kit's own build); ``scheduler_image`` or ``scheduler_binary``: the
     kube-scheduler under test instead of the build's. The suite passes its --kind-node-image,
-    --scheduler-image and --scheduler-binary."""
+    --scheduler-image and --scheduler-binary. ``kubelet_binary``: the workers' kubelet instead of
+    the node image's (a kubelet mutant, harness/mutants), put in place before any scenario runs."""
 
     build: str
     kind_path: Path
     image: str | None = None
     scheduler_image: str | None = None
     scheduler_binary: Path | None = None
+    kubelet_binary: Path | None = None
     kube: Kube | None = field(default=None, init=False)
     workers: list[str] = field(default_factory=list, init=False)
     timings: dict[str, float] = field(default_factory=dict, init=False)
@@ -280,6 +295,8 @@ class KindCluster:
             self.workers = sorted(n for n in nodes if n != node)
             for worker in self.workers:  # before any pod runs there
                 pressure.give_own_filesystem(worker)
+                if self.kubelet_binary is not None:
+                    replace_kubelet(kube, worker, Path(self.kubelet_binary))
             install_cni(kube, nodes)
             apply_rbac(kube)
             if load:

@@ -47,7 +47,11 @@ def _restart_kubelet(kube: Kube, node: str, config: str, what: str) -> None:
     """Write the kubelet's configuration and restart it; until it serves stats again."""
     node_exec(node, f"cat > {KUBELET_CONFIG}.new && mv {KUBELET_CONFIG}.new {KUBELET_CONFIG} && "
               "systemctl restart kubelet", what, stdin=config)
+    wait_serving(kube, node, what)
 
+
+def wait_serving(kube: Kube, node: str, what: str) -> None:
+    """Until a restarted kubelet serves stats again."""
     def serving():
         try:
             available(kube, node)

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness import FILES, SCENARIOS
+from harness.build import pins
 from harness.errors import KitError
 from harness.formats.common import NAME, ScenarioError, load_list, load_model
 from harness.targets import BUILDS
@@ -48,17 +49,31 @@ class Mutant(BaseModel):
     # The flush interval its catalogue runs at (harness.flush): the kit's short one, or the
     # release's own for a mutant of the flag's default, which shows only where the flag is not given.
     flush: Literal["short", "default"] = "short"
+    # The binary it patches. A kubelet mutant runs on kind, whose workers' kubelets it replaces
+    # (--kubelet-binary): only there do real kubelets judge pods; ``builds`` are then the
+    # schedulers beside it (the kubelet is one for both).
+    component: Literal["kube-scheduler", "kubelet"] = "kube-scheduler"
 
     @property
-    def where(self) -> tuple[str, str, str]:
-        """What its baseline must match: (release, scenario selection, flush interval)."""
-        return self.release, self.scenarios, self.flush
+    def cluster(self) -> str:
+        return "kind" if self.component == "kubelet" else "local"
+
+    @property
+    def where(self) -> tuple[str, str, str, str]:
+        """What its baseline must match: (release, scenario selection, flush interval, cluster)."""
+        return self.release, self.scenarios, self.flush, self.cluster
 
 
 def load(path: Path) -> Mutant:
     m = load_model(path, Mutant)
     if m.original == m.replacement:
         raise ScenarioError(f"{path}: replacement: the same as original; a mutant must change something")
+    if m.component == "kubelet" and (m.module != "k8s.io/kubernetes" or not m.file.startswith("pkg/kubelet/")):
+        raise ScenarioError(f"{path}: file: a kubelet mutant patches k8s.io/kubernetes pkg/kubelet/..., not "
+                            f"{m.module} {m.file}")
+    if m.component == "kubelet" and m.release != pins.default_release():
+        raise ScenarioError(f"{path}: release: a kubelet mutant runs on kind, whose node image is the kit's "
+                            f"release {pins.default_release()}, not {m.release}")
     return m
 
 

@@ -26,13 +26,28 @@ def scheduler(build: str, release: str = MUTANTS_RELEASE) -> tuple[str, str]:
     return pins.wrapper(SCHEDULER_MODULES[build], release), scheduler_package(build)
 
 
+KUBELET = "k8s.io/kubernetes/cmd/kubelet"
+
+
 def binary(m: Mutant, build: str) -> Path:
+    """The mutant's binary: ``build``'s scheduler, or for a kubelet mutant the release's kubelet
+    (one for both builds, built once)."""
+    if m.component == "kubelet":
+        return mutant_build.binary(m, "kubelet", pins.wrapper("kubernetes", m.release), KUBELET)
     return mutant_build.binary(m, build, *scheduler(build, m.release))
 
 
+def binary_option(where: tuple[str, str, str, str]) -> str:
+    """The suite's option that runs a mutant's binary: kind runs the kubelet mutants."""
+    return "--kubelet-binary" if where[3] == "kind" else "--scheduler-binary"
+
+
+LOCAL = (MUTANTS_RELEASE, "", "short", "local")  # a scheduler mutant's default ``where``
+
+
 def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first_failure: bool,
-                  extra: tuple[str, ...] = (), where: tuple[str, str, str] = (MUTANTS_RELEASE, "", "short")) -> Run:
-    release, selection, flush = where
+                  extra: tuple[str, ...] = (), where: tuple[str, str, str, str] = LOCAL) -> Run:
+    release, selection, flush, cluster = where
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     xml, log = out / f"{label}-{build}.xml", out / f"{label}-{build}.log"
@@ -40,14 +55,18 @@ def run_catalogue(build: str, binary_: Path | None, out: Path, label: str, first
     # nothing it writes lands in the kit's own folder (site-packages, once installed).
     suite = REPO / "conformance"
     cmd = [sys.executable, "-m", "pytest", str(suite / "test_smoke.py"), str(suite / "test_scenarios.py"),
-           "--scheduler", build, "--k8s-version", release, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
+           "--scheduler", build, "-p", "no:cacheprovider", "-q", f"--junitxml={xml}",
            f"--artifacts={out / f'{label}-{build}'}", *extra]
+    # kind runs the release of the kit's node image, its default (Mutant checks a kubelet mutant's).
+    cmd += ["--k8s-version", release] if cluster == "local" else []
     if selection:
         cmd += ["-m", selection]
     if flush == "default":
         cmd += ["--flush-interval", "default"]
+    if cluster != "local":
+        cmd += ["--cluster", cluster]
     if binary_ is not None:
-        cmd += ["--scheduler-binary", str(binary_)]
+        cmd += [binary_option(where), str(binary_)]
     if first_failure:
         cmd.append("-x")
     started = time.monotonic()
@@ -79,14 +98,14 @@ def _pooled(jobs: int, work: Callable, items: Iterable) -> list:
     return out
 
 
-def baseline_label(where: tuple[str, str, str]) -> str:
+def baseline_label(where: tuple[str, str, str, str]) -> str:
     """What a baseline's logs and results are filed under: one name for each (release, selection,
-    flush interval), so two baselines never write over each other's evidence."""
-    release, selection, flush = where
-    if (release, selection, flush) == (MUTANTS_RELEASE, "", "short"):
+    flush interval, cluster), so two baselines never write over each other's evidence."""
+    release, selection, flush, cluster = where
+    if where == LOCAL:
         return "baseline"
     return (f"baseline-{release}" + (f"-{selection}" if selection else "")
-            + ("-flush-default" if flush == "default" else ""))
+            + ("-flush-default" if flush == "default" else "") + (f"-{cluster}" if cluster != "local" else ""))
 
 
 def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool, out: Path,
@@ -103,12 +122,13 @@ def kill_matrix(mutants: list[Mutant], builds: list[str], jobs: int, full: bool,
     wheres = sorted({m.where for m in mutants})
     cells = [(b, w) for w in wheres for b in builds if any(m.where == w and b in m.builds for m in mutants)]
 
-    def base(cell: tuple[str, tuple[str, str, str]]) -> Run:
+    def base(cell: tuple[str, tuple[str, str, str, str]]) -> Run:
         b, w = cell
         label = baseline_label(w)
         r = run_catalogue(b, None, out, label, first_failure=False, where=w)
         if label != "baseline":
-            r.build = f"{b}@{w[0]}" + (f" -m {w[1]}" if w[1] else "") + (" flush default" if w[2] == "default" else "")
+            r.build = (f"{b}@{w[0]}" + (f" -m {w[1]}" if w[1] else "") + (" flush default" if w[2] == "default" else "")
+                       + (f" on {w[3]}" if w[3] != "local" else ""))
         return r
 
     baseline = _pooled(max(1, min(jobs, len(builds))), base, cells)

@@ -144,8 +144,28 @@ def test_each_baseline_files_its_evidence_under_a_name_of_its_own():
     from harness.mutants.matrix import baseline_label
 
     # The short- and default-flush baselines of one release once wrote into one folder.
-    wheres = {m.where for m in load_all()} | {(MUTANTS_RELEASE, "", "default")}
+    wheres = {m.where for m in load_all()} | {(MUTANTS_RELEASE, "", "default", "local"),
+                                              (MUTANTS_RELEASE, "", "short", "kind")}
     labels = [baseline_label(w) for w in wheres]
     assert len(set(labels)) == len(labels)
-    assert baseline_label((MUTANTS_RELEASE, "", "short")) == "baseline"
-    assert baseline_label(("1.37", "podgroup", "short")) == "baseline-1.37-podgroup"
+    assert baseline_label((MUTANTS_RELEASE, "", "short", "local")) == "baseline"
+    assert baseline_label(("1.37", "podgroup", "short", "local")) == "baseline-1.37-podgroup"
+    assert baseline_label(("1.35", "eviction", "short", "kind")) == "baseline-1.35-eviction-kind"
+
+
+def test_a_kubelet_mutant_runs_on_kind_with_its_kubelet_in_place_of_the_workers(tmp_path, monkeypatch):
+    """The catalogue command a kubelet mutant's run gets: kind, and the binary as the workers' kubelet."""
+    from harness.formats.mutants import load_all
+    from harness.host import lifecycle
+    from harness.mutants import matrix
+
+    m = next(m for m in load_all() if m.component == "kubelet")
+    assert m.where[3] == "kind"
+    seen: list[list[str]] = []
+    monkeypatch.setattr(lifecycle, "run_child", lambda cmd, **kw: seen.append(cmd) or 5)
+    run = matrix.run_catalogue("upstream", tmp_path / "kubelet", tmp_path, m.id, True, where=m.where)
+    cmd = seen[0]
+    assert cmd[cmd.index("--cluster") + 1] == "kind"
+    assert cmd[cmd.index("--kubelet-binary") + 1] == str(tmp_path / "kubelet")
+    assert "--scheduler-binary" not in cmd
+    assert run.error  # no report: an error, never a kill
