@@ -27,6 +27,7 @@ QOS_MILLI_CPU = 10  # a Burstable or Guaranteed pod's cpu request when the scena
 # moving the kubelet's threshold near what is free, so the machine is never filled:
 # harness/clusters/memory_pressure.py).
 POD_MEMORY = 2 << 30
+POD_PROCESSES = 1000  # the most sleepers a scenario pod runs (harness/clusters/pid_pressure.py)
 QOS_MEMORY = 32 << 20  # a Guaranteed pod's memory request and limit when the scenario names none
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image would do
 KIT_LABEL = "priority-conformance.x-k8s.io/run"

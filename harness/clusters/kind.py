@@ -34,7 +34,7 @@ import yaml
 
 from harness.host import console, lifecycle
 from harness.build import toolchain
-from harness.clusters import pressure
+from harness.clusters import kubelet, pressure
 from harness.clusters.config import STAGES, scheduler_config
 from harness.errors import KitError
 from harness.kube import KWOK_ANNOTATION, Kube
@@ -117,7 +117,9 @@ def cni_conflist(pod_cidr: str) -> str:
     })
 
 
-def install_cni(kube: Kube, nodes: list[str], timeout: float = 60) -> None:
+def install_cni(kube: Kube, nodes: list[str], timeout: float = 180) -> None:
+    # 180 s: a worker's kubelet notices the CNI configuration within seconds on a quiet machine, and
+    # took over 60 s here while another kind cluster was created beside it.
     def cidr(node: str) -> str:
         found = kube.core.read_node(node).spec.pod_cidr
         if not found:
@@ -184,19 +186,6 @@ def make_scheduler_image(binary: Path) -> str:
     ref = f"{USER_IMAGE_REPO}:{file_digest(binary)[:12]}"
     import_binary_image(ref, binary)
     return ref
-
-
-def replace_kubelet(kube: Kube, node: str, binary: Path) -> None:
-    """``node``'s kubelet replaced by ``binary`` and restarted: it goes with the node's container."""
-    from harness.clusters.memory_pressure import wait_serving
-
-    copied = subprocess.run(["docker", "cp", str(binary), f"{node}:/usr/bin/kubelet.prioritykit"],
-                            capture_output=True, text=True)
-    if copied.returncode != 0:
-        raise KitError(f"--kubelet-binary: could not copy {binary} into kind node {node}: {copied.stderr.strip()}")
-    pressure.node_exec(node, "mv /usr/bin/kubelet.prioritykit /usr/bin/kubelet && systemctl restart kubelet",
-                       "replacing its kubelet")
-    wait_serving(kube, node, "its kubelet was replaced")
 
 
 def _network_exists() -> bool:
@@ -296,7 +285,7 @@ class KindCluster:
             for worker in self.workers:  # before any pod runs there
                 pressure.give_own_filesystem(worker)
                 if self.kubelet_binary is not None:
-                    replace_kubelet(kube, worker, Path(self.kubelet_binary))
+                    kubelet.replace(kube, worker, Path(self.kubelet_binary))
             install_cni(kube, nodes)
             apply_rbac(kube)
             if load:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import yaml
 
+from harness.clusters import kubelet
 from harness.clusters.pressure import node_exec, summary, wait_calm
 from harness.errors import KitError
 from harness.host.wait import NotYet, wait_for
 from harness.kube import Kube
 
-KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
 FILLER_DIR = "/run/prioritykit-memory"  # a tmpfs of the node container's own: gone with it
 HEADROOM = 512 << 20  # free above the moved threshold while the kubelet restarts
 MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure"
@@ -37,27 +37,7 @@ MIN_MARGIN = 128 << 20
 
 def squeezed(config: dict, threshold: int) -> dict:
     """The kubelet configuration under which ``threshold`` bytes free is memory pressure."""
-    out = dict(config)
-    out["evictionHard"] = {**(config.get("evictionHard") or {}), "memory.available": str(threshold)}
-    out["enforceNodeAllocatable"] = ["none"]
-    return out
-
-
-def _restart_kubelet(kube: Kube, node: str, config: str, what: str) -> None:
-    """Write the kubelet's configuration and restart it; until it serves stats again."""
-    node_exec(node, f"cat > {KUBELET_CONFIG}.new && mv {KUBELET_CONFIG}.new {KUBELET_CONFIG} && "
-              "systemctl restart kubelet", what, stdin=config)
-    wait_serving(kube, node, what)
-
-
-def wait_serving(kube: Kube, node: str, what: str) -> None:
-    """Until a restarted kubelet serves stats again."""
-    def serving():
-        try:
-            available(kube, node)
-        except Exception as e:  # restarting: refused, or no stats yet
-            raise NotYet(f"the kubelet does not serve stats yet ({type(e).__name__})") from None
-    wait_for(serving, 120, f"the kubelet of {node} to serve stats after {what}", interval=1)
+    return {**kubelet.with_threshold(config, "memory.available", str(threshold)), "enforceNodeAllocatable": ["none"]}
 
 
 def wait_for_memory(kube: Kube, node: str, namespace: str, held: dict[str, int], timeout: float = 120) -> None:
@@ -74,11 +54,6 @@ def wait_for_memory(kube: Kube, node: str, namespace: str, held: dict[str, int],
     wait_for(shown, timeout, f"the kubelet of {node} to report the scenario's memory use", interval=1)
 
 
-def kubelet_config(node: str) -> str:
-    """The kubelet's configuration as it is: what ``relieve`` puts back."""
-    return node_exec(node, f"cat {KUBELET_CONFIG}", "reading the kubelet's configuration")
-
-
 def available(kube: Kube, node: str) -> int:
     return summary(kube, node)["node"]["memory"]["availableBytes"]
 
@@ -86,8 +61,8 @@ def available(kube: Kube, node: str) -> int:
 def squeeze(kube: Kube, node: str, original: str, shortfall: int) -> None:
     """Put ``node`` ``shortfall`` bytes below its kubelet's memory threshold."""
     threshold = available(kube, node) - HEADROOM
-    _restart_kubelet(kube, node, yaml.safe_dump(squeezed(yaml.safe_load(original), threshold)),
-                     "moving its memory threshold")
+    kubelet.restart(kube, node, yaml.safe_dump(squeezed(yaml.safe_load(original), threshold)),
+                    "moving its memory threshold")
     size = available(kube, node) - threshold + shortfall
     if size <= shortfall:
         raise KitError(f"kind node {node} came back from the kubelet's restart already short of memory")
@@ -101,8 +76,8 @@ def relieve(kube: Kube, node: str, original: str, timeout: float = 120) -> None:
     pressure."""
     node_exec(node, f"umount {FILLER_DIR} 2>/dev/null || true; rmdir {FILLER_DIR} 2>/dev/null || true",
               "removing the memory filler")
-    _restart_kubelet(kube, node, original, "putting its configuration back")
+    kubelet.restart(kube, node, original, "putting its configuration back")
     wait_calm(kube, node, "MemoryPressure", MEMORY_PRESSURE_TAINT, timeout)
 
 
-__all__ = ["kubelet_config", "squeeze", "squeezed", "relieve", "wait_for_memory", "MIN_MARGIN"]
+__all__ = ["squeeze", "squeezed", "relieve", "wait_for_memory", "MIN_MARGIN"]

@@ -21,7 +21,7 @@ from reference.objects import (
 
 from harness.formats.common import ScenarioError
 from harness.formats.nodes import TaintSpec
-from harness.formats.pods import (CPU, EPHEMERAL_STORAGE, MEMORY, TOPOLOGY, AffinityTerm, ClassSpec, NodeSpec, PdbSpec, PodGroupSpec,
+from harness.formats.pods import (CPU, EPHEMERAL_STORAGE, MEMORY, PIDS, TOPOLOGY, AffinityTerm, ClassSpec, NodeSpec, PdbSpec, PodGroupSpec,
                                   PodSpec, Scenario)
 from harness.kube import NODE_MEMORY, NODE_MILLI_CPU, NODE_STORAGE, SLOT
 
@@ -55,7 +55,7 @@ def to_pod(p: PodSpec, namespace: str = "default", **facts: Any) -> Pod:
         labels=tuple(sorted(p.labels.items())), priority_class_name=p.priorityClassName,
         requests=tuple((r, q) for r, q in ((SLOT, p.slots), (EPHEMERAL_STORAGE, p.storageRequest),
                                            (MEMORY, p.memory_request), (CPU, p.cpu_request)) if q),
-        usage=((EPHEMERAL_STORAGE, p.writes), (MEMORY, p.memory)), termination_grace_seconds=p.grace,
+        usage=((EPHEMERAL_STORAGE, p.writes), (MEMORY, p.memory), (PIDS, p.processes)), termination_grace_seconds=p.grace,
         node_selector=tuple(sorted(p.nodeSelector.items())),
         tolerations=tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in p.tolerations),
         pod_affinity=_terms(p.podAffinity), pod_anti_affinity=_terms(p.podAntiAffinity), group=p.group,

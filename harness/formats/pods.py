@@ -34,6 +34,7 @@ from harness.targets import BUILDS
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
 MEMORY = "memory"
+PIDS = "pids"  # a pressure resource only: no pod requests it
 CPU = "cpu"  # in millicores, as the model counts it
 AREAS = ("admission", "queue", "preemption", "nonpreempting", "pdb", "toleration", "filter", "eviction", "podgroup")
 # A scenario with pod groups names the gates as their first release does; 1.37 folded the last
@@ -108,7 +109,7 @@ class PressureSpec(Strict):
     (the kit sizes the shortage from the model's ranking: a wrong ranking evicts other pods, or more)."""
 
     node: Name
-    resource: Literal["ephemeral-storage", "memory"] = "ephemeral-storage"
+    resource: Literal["ephemeral-storage", "memory", "pids"] = "ephemeral-storage"
     evictions: int = Field(default=1, ge=1, le=5)
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from harness.formats.common import Bytes, Name, Strict
-from harness.kube import NODE_MILLI_CPU, NODE_STORAGE, POD_MEMORY, QOS_MEMORY, QOS_MILLI_CPU
+from harness.kube import NODE_MILLI_CPU, NODE_STORAGE, POD_MEMORY, POD_PROCESSES, QOS_MEMORY, QOS_MILLI_CPU
 
 
 class PodResources(Strict):
@@ -29,6 +29,9 @@ class PodResources(Strict):
     # cgroup): its working set as the kubelet measures it. Again only a real kubelet shows it.
     memory: Bytes = Field(default=0, le=POD_MEMORY)
     memoryRequest: Bytes = Field(default=0, le=POD_MEMORY, description="its memory request")
+    # Processes it runs once it runs, besides its own (sleepers): what the kubelet ranks by under
+    # PID pressure. Again only a real kubelet shows them.
+    processes: int = Field(default=0, ge=0, le=POD_PROCESSES)
 
     @property
     def memory_request(self) -> int:

@@ -169,3 +169,37 @@ def test_a_kubelet_mutant_runs_on_kind_with_its_kubelet_in_place_of_the_workers(
     assert cmd[cmd.index("--kubelet-binary") + 1] == str(tmp_path / "kubelet")
     assert "--scheduler-binary" not in cmd
     assert run.error  # no report: an error, never a kill
+
+
+def test_a_baseline_with_a_test_the_kit_could_not_finish_or_none_passed_voids_the_matrix(tmp_path, monkeypatch):
+    """A kind baseline whose cluster never came up errored its one test and passed none: the
+    mutants were then judged against nothing (a run of 2026-11-27)."""
+    import pytest
+
+    from harness.errors import KitError
+    from harness.formats.mutants import load_all
+    from harness.mutants import matrix
+    from harness.mutants.runs import Run
+
+    m = next(m for m in load_all() if m.component == "kubelet")
+    monkeypatch.setattr(matrix, "binary", lambda m, b: tmp_path / "bin")
+    for baseline in (Run("baseline", "upstream", kit_errors=["preempt-ignores-qos"]), Run("baseline", "upstream")):
+        monkeypatch.setattr(matrix, "run_catalogue", lambda *a, baseline=baseline, **kw: baseline)
+        with pytest.raises(KitError, match="baseline is not green"):
+            matrix.kill_matrix([m], ["upstream"], 1, False, tmp_path, print_=lambda s: None)
+
+
+def test_on_kind_the_catalogue_includes_the_real_kubelet_scenarios(tmp_path, monkeypatch):
+    """Node pressure scenarios run on the workers' kubelets, a module of their own: without it a
+    kubelet mutant's -m eviction selected no pressure scenario at all."""
+    from harness.formats.mutants import load_all
+    from harness.host import lifecycle
+    from harness.mutants import matrix
+
+    m = next(m for m in load_all() if m.component == "kubelet")
+    seen: list[list[str]] = []
+    monkeypatch.setattr(lifecycle, "run_child", lambda cmd, **kw: seen.append(cmd) or 5)
+    matrix.run_catalogue("upstream", None, tmp_path, "baseline-kind", False, where=m.where)
+    matrix.run_catalogue("upstream", None, tmp_path, "baseline", False)
+    assert any(arg.endswith("test_real_kubelets.py") for arg in seen[0])
+    assert not any(arg.endswith("test_real_kubelets.py") for arg in seen[1])

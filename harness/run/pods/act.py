@@ -71,8 +71,8 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
     if p.memory:  # tmpfs: what is written there is charged to the pod's memory cgroup
         volumes.append(client.V1Volume(name="mem", empty_dir=client.V1EmptyDirVolumeSource(medium="Memory")))
         mounts.append(client.V1VolumeMount(name="mem", mount_path="/mem"))
-    if p.writes or p.memory:
-        command = writer_command(p.writes, p.memory)
+    if p.writes or p.memory or p.processes:
+        command = writer_command(p.writes, p.memory, p.processes)
     return client.V1Pod(
         metadata=client.V1ObjectMeta(name=p.name, labels=dict(p.labels) or None),
         spec=client.V1PodSpec(
@@ -132,11 +132,13 @@ def v1_pod_group(g: PodGroupSpec, names: Names, release: str) -> dict:
     return {"apiVersion": f"{group}/{version}", "kind": "PodGroup", "metadata": {"name": g.name}, "spec": spec}
 
 
-def writer_command(disk: int, memory: int = 0) -> list[str]:
+def writer_command(disk: int, memory: int = 0, processes: int = 0) -> list[str]:
     """Write ``disk`` bytes to the disk emptyDir and ``memory`` to the memory-backed one, once,
-    then hold on like the holdout image's program."""
+    start ``processes`` sleepers, then hold on like the holdout image's program."""
     fill = [f"/busybox dd if=/dev/zero of=/{where}/fill bs=1M count={size >> 20} 2>/dev/null; "
             for where, size in (("data", disk), ("mem", memory)) if size]
+    if processes:
+        fill.append(f"i=0; while [ $i -lt {processes} ]; do /busybox sleep 86400 & i=$((i+1)); done; ")
     return ["/busybox", "sh", "-c", "".join(fill) + "trap '' TERM; while :; do /busybox sleep 1; done"]
 
 

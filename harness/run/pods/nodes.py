@@ -108,26 +108,29 @@ class RealNodes(NodeSource):
         return node
 
     def starve(self, kube, node, namespace, resource, held, shortfall):
-        from harness.clusters import kind, memory_pressure, pressure
+        from harness.clusters import kind, kubelet, pressure
 
-        if resource == "memory":
-            memory_pressure.wait_for_memory(kube, node, namespace, held)
-            self.starved[node] = (resource, memory_pressure.kubelet_config(node))
-            memory_pressure.squeeze(kube, node, self.starved[node][1], shortfall)
-        else:
+        squeezer = _squeezer(resource)
+        if squeezer is None:  # disk: the worker's own filesystem filled, no kubelet setting moved
             self.starved[node] = (resource, "")
             pressure.wait_for_writes(kube, node, namespace, held)
             pressure.starve(node, kind.NODEFS_THRESHOLD, shortfall)
+            return
+        wait_held, module = squeezer
+        wait_held(kube, node, namespace, held)
+        self.starved[node] = (resource, kubelet.config(node))
+        module.squeeze(kube, node, self.starved[node][1], shortfall)
 
     def release(self, kube, node):
         if node in self.starved:  # the next scenario gets the node back calm
-            from harness.clusters import memory_pressure, pressure
+            from harness.clusters import pressure
 
             resource, original = self.starved.pop(node)
-            if resource != "memory":
+            squeezer = _squeezer(resource)
+            if squeezer is None:
                 pressure.relieve(kube, node)
             elif original:
-                memory_pressure.relieve(kube, node, original)
+                squeezer[1].relieve(kube, node, original)
         labels, taints = self.lent.pop(node)
         now = kube.core.read_node(node)
         current = dict(now.metadata.labels or {})
@@ -158,3 +161,13 @@ def retry_conflicts(call, attempts: int = 5) -> None:
 
 def taint_dict(t: client.V1Taint) -> dict:
     return {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
+
+
+def _squeezer(resource: str):
+    """For a resource whose pressure moves the kubelet's threshold (harness/clusters: memory,
+    pids), the wait until its stats show what the pods hold, and the module that squeezes and
+    relieves; None for disk."""
+    from harness.clusters import memory_pressure, pid_pressure
+
+    return {"memory": (memory_pressure.wait_for_memory, memory_pressure),
+            "pids": (pid_pressure.wait_for_processes, pid_pressure)}.get(resource)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kubernetes.client.exceptions import ApiException
 
-from harness.clusters import memory_pressure
+from harness.clusters import memory_pressure, pid_pressure
 from harness.errors import KitError
 from harness.formats.pods import FAULT_ACTIONS, Scenario, Step
 from harness.host import lifecycle
@@ -305,7 +305,7 @@ class PodRun(ScenarioRun):
         ranks otherwise evicts other pods, or more of them)."""
         assert self.record is not None and step.pressure is not None
         resource = step.pressure.resource
-        field = "memory" if resource == "memory" else "writes"
+        field = {"memory": "memory", "pids": "processes"}.get(resource, "writes")
         victims = [key.split("/", 1)[1] for key, _ in predicted.evicted[len(before.evicted):]]
         sizes = [getattr(self.client.pod_specs[v], field) for v in victims]
         if not sizes or not sizes[-1]:
@@ -316,6 +316,10 @@ class PodRun(ScenarioRun):
             raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's last victim {victims[-1]} holds "
                            f"{sizes[-1] >> 20}Mi; memory pressure needs at least {2 * memory_pressure.MIN_MARGIN >> 20}Mi "
                            "(half of it is the margin for the host's own memory moving)")
+        if resource == "pids" and sizes[-1] // 2 < pid_pressure.MIN_MARGIN:
+            raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's last victim {victims[-1]} runs "
+                           f"{sizes[-1]} processes; PID pressure needs at least {2 * pid_pressure.MIN_MARGIN} "
+                           "(half of them is the margin for the host's own tasks moving)")
         node = self.names.node_name(step.pressure.node)
         held = {v.metadata.name: getattr(self.client.pod_specs[v.metadata.name], field) for v in self.record.pods()
                 if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.client.pod_specs}
