@@ -204,7 +204,7 @@ class Kwokctl:
 
 
 def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], timeout: float,
-               disable: tuple[str, ...] = (), restarts: int = 1) -> None:
+               disable: tuple[str, ...] = (), restarts: int = 3) -> None:
     """Bounded wait for what the scenarios rely on, naming the component that is late.
     ``listening`` is the cluster's ports (``ports.reserve``); ``disable`` the components it runs without.
 

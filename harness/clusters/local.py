@@ -50,7 +50,10 @@ class ClusterOptions:
     name: str = ""
     label: str = ""  # what messages call it (the run's target); default: its build
     workdir: Path | None = None  # default: a fresh temporary directory
-    ready_timeout: float = 90.0
+    # 180 s: under a kind run, an explorer and a kill matrix at once (load 15 to 20 on 2 cores) a
+    # fault scenario's own cluster once took over 90 s, its controller manager exiting twice on
+    # the API server's slow post-start hooks; a broken component still fails within it, by name.
+    ready_timeout: float = 180.0
     attempts: int = 3  # starts on fresh ports after a port turned out to be taken
     scheduler_verbosity: int | None = None  # the scheduler's -v, for investigations
     # The scheduler's flush interval (harness.flush): the kit's short one unless told; None: the
