@@ -20,6 +20,8 @@ threshold near the host's size would evict every pod.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import yaml
 
 from harness.clusters import kubelet
@@ -58,11 +60,13 @@ def available(kube: Kube, node: str) -> int:
     return summary(kube, node)["node"]["memory"]["availableBytes"]
 
 
-def squeeze(kube: Kube, node: str, original: str, shortfall: int) -> None:
-    """Put ``node`` ``shortfall`` bytes below its kubelet's memory threshold."""
+def squeeze(kube: Kube, node: str, original: str, shortfall: int, stats_shown: Callable[[], None]) -> None:
+    """Put ``node`` ``shortfall`` bytes below its kubelet's memory threshold; ``stats_shown`` waits
+    until the restarted kubelet's stats show the pods again (a pod without stats ranks first)."""
     threshold = available(kube, node) - HEADROOM
     kubelet.restart(kube, node, yaml.safe_dump(squeezed(yaml.safe_load(original), threshold)),
                     "moving its memory threshold")
+    stats_shown()
     size = available(kube, node) - threshold + shortfall
     if size <= shortfall:
         raise KitError(f"kind node {node} came back from the kubelet's restart already short of memory")

@@ -14,6 +14,8 @@ counts from the pod's cgroup (``process_stats``) and ranks by after priority (ra
 
 from __future__ import annotations
 
+from typing import Callable
+
 import yaml
 
 from harness.clusters import kubelet
@@ -49,11 +51,15 @@ def wait_for_processes(kube: Kube, node: str, namespace: str, held: dict[str, in
     wait_for(shown, timeout, f"the kubelet of {node} to report the scenario's processes", interval=1)
 
 
-def squeeze(kube: Kube, node: str, original: str, shortfall: int) -> None:
-    """Put ``node`` ``shortfall`` tasks below its kubelet's PID threshold."""
+def squeeze(kube: Kube, node: str, original: str, shortfall: int, stats_shown: Callable[[], None]) -> None:
+    """Put ``node`` ``shortfall`` tasks below its kubelet's PID threshold; ``stats_shown`` waits
+    until the restarted kubelet's stats show the pods' processes again: without them every pod
+    counts 0 processes and the ranking within a priority is chance (a mutant that ranks by
+    processes alone once passed so)."""
     threshold = available(kube, node) - HEADROOM
     conf = kubelet.with_threshold(yaml.safe_load(original), "pid.available", str(threshold))
     kubelet.restart(kube, node, yaml.safe_dump(conf), "moving its PID threshold")
+    stats_shown()
     count = available(kube, node) - threshold + shortfall
     if count <= shortfall:
         raise KitError(f"kind node {node} came back from the kubelet's restart already short of PIDs")

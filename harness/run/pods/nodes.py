@@ -119,7 +119,7 @@ class RealNodes(NodeSource):
         wait_held, module = squeezer
         wait_held(kube, node, namespace, held)
         self.starved[node] = (resource, kubelet.config(node))
-        module.squeeze(kube, node, self.starved[node][1], shortfall)
+        module.squeeze(kube, node, self.starved[node][1], shortfall, lambda: wait_held(kube, node, namespace, held))
 
     def release(self, kube, node):
         if node in self.starved:  # the next scenario gets the node back calm
