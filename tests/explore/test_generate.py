@@ -66,14 +66,16 @@ def test_victims_always_have_lower_priority_and_never_pods_never_preempt(tree):
 @SETTINGS
 @given(scenario_trees())
 def test_bound_pods_pass_the_node_filters(tree):
-    """A pod placed by the model passes selector and taint filters on its node (initial pods excepted:
-    the scenario places them)."""
+    """A pod placed by the model passes selector and taint filters on its node when it is placed
+    (initial pods excepted: the scenario places them; a node tainted or relabelled later keeps its
+    pods, as NoSchedule and labels evict nobody)."""
     s, by_build = worlds_of(tree)
     initial = {f"default/{p.name}" for p in s.pods}
     for worlds in by_build.values():
-        for w in worlds:
+        for before, w in zip(worlds, worlds[1:]):
             for pod in w.state.pods:
-                if pod.node_name and pod.key not in initial:
+                was = before.state.pod_keyed(pod.key)
+                if pod.node_name and pod.key not in initial and (was is None or not was.node_name):
                     node = w.state.node_named(pod.node_name)
                     for rule in (flt.taint_toleration, flt.node_affinity):
                         assert rule(w.state, pod, node, ()).code == flt.SUCCESS, (pod.key, rule.__name__)

@@ -93,3 +93,26 @@ def test_a_mid_way_look_waits_out_the_backoff_of_a_pod_tried_again_after_a_failu
         {"createPod": {"name": "q4", "slots": 3, "grace": 0, "class": "c4"}, "settle": "0.5s"}))
     assert sched.view(nominated)["q4"].nominated == "n2"
     assert retried_after_failure(_shrunk_x11_0253(2.5), nominated) == []
+
+
+def test_a_victim_gone_before_its_preemptor_bound_wakes_the_preemptor_in_the_model_too():
+    """x52-0681: the cluster was read between p3's delete and q1's bind: p3 gone, q1 still parked
+    (nominated to n2). The model, started from that reading, had lost the deletion that wakes q1
+    and kept it parked until the flush; the removal since the last step's end now wakes it."""
+    from harness.run.pods.check import woken_by_removals
+    from reference.requeue import NODE_RESOURCES_FIT
+
+    then = sched.start(state(
+        [pc("c1", 519_350), pc("c2", 27_370)],
+        [node("n2", 4)],
+        [pod("p3", 27_370, cls="c2", on="n2", slots=3, deletion_timestamp=T0 + _s(5)),
+         pod("q1", 519_350, cls="c1", slots=2, nominated_node_name="n2")]), "upstream", T0)
+    then = replace(then, parked=(("default/q1", T0 + _s(0.1)),),
+                   rejectors=(("default/q1", frozenset({NODE_RESOURCES_FIT})),))
+    observed = replace(then, state=then.state.without_pods(["default/p3"]), now=T0 + _s(5.2))
+    assert sched.view(observed)["q1"].phase == "pending"
+    assert sched.view(woken_by_removals(observed, then))["q1"].node == "n2"
+    assert woken_by_removals(observed, None) is observed
+    # Parked after p3 was due to go, q1 was tried with the room free: nothing to wake it again.
+    late = replace(observed, parked=(("default/q1", T0 + _s(6)),))
+    assert sched.view(woken_by_removals(late, then))["q1"].phase == "pending"

@@ -32,6 +32,8 @@ from reference import scheduler as sched
 from reference.objects import ClusterState
 from reference.preemption import filter_nodes
 from reference.queue import UNSCHEDULABLE_MAX_STAY
+from reference.requeue import assigned_pod_gone
+from reference.world import wake
 from reference.scheduler import PodView, World
 
 
@@ -179,6 +181,25 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
                  preempted=frozenset(f"default/{n}" for n in log.preempted()),
                  rejected=tuple(act.rejected.items()), rejectors=rejectors, evicted=evicted(log, names),
                  gates=tuple(gates), flush_after=flush)
+
+
+def woken_by_removals(observed: World, then: World | None) -> World:
+    """``observed`` with the parked pods woken that a removal since ``then`` (the model's world at
+    the end of the last step) may help, as the scheduler's informer woke them: a pod ``then`` had
+    on a node that is gone now, for the pods parked before it was due to go. Between the
+    informer's delete and the bind that follows it, the cluster can be read with the victim gone
+    and its preemptor still parked; without this the model kept the preemptor parked until the
+    flush (x52-0681, upstream, on a loaded machine)."""
+    if then is None:
+        return observed
+    present = {p.key for p in observed.state.pods}
+    world = observed
+    for pod in (p for p in then.state.pods if p.node_name and p.key not in present):
+        due = pod.deletion_timestamp
+        later = tuple(p for p in world.parked if due is not None and p[1] > due)  # parked after: it saw the room
+        woken = wake(replace(world, parked=tuple(p for p in world.parked if p not in later)), assigned_pod_gone(pod))
+        world = replace(woken, parked=woken.parked + later)
+    return sched.run_queue(world, set()) if world.queued != observed.queued else world
 
 
 def parked_rejectors(state: ClusterState, parked: list[str],

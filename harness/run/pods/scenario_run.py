@@ -106,6 +106,7 @@ class PodRun(ScenarioRun):
         # The plugins that rejected each pod the model left parked at the end of the last step:
         # what wakes a parked pod is decided by the attempt that parked it, not by the state now.
         self.rejectors_then: dict[str, frozenset[str]] = {}
+        self.world_then: World | None = None  # the model's world at the last step's end (check.woken_by_removals)
         self.record: PodHistory | None = None
         self.evidence = Archive(artifacts_dir, self.label, scenario.id, release, copy, scheduler_log)
         self.timelines = timelines
@@ -188,8 +189,9 @@ class PodRun(ScenarioRun):
         """Read the cluster into the model, predict the step from there, and perform it."""
         assert self.record is not None
         started = time.time()
-        before = check.observe_world(self.record, self.client, self.s, self.build, self.release, self.gates,
-                                     self.rejectors_then, self.flush)
+        before = check.woken_by_removals(
+            check.observe_world(self.record, self.client, self.s, self.build, self.release, self.gates,
+                                self.rejectors_then, self.flush), self.world_then)
         # Where the scheduler may choose, each choice is a world of its own.
         try:
             # A fault between a preemption's writes may find some of them undone: each is a world too.
@@ -292,6 +294,7 @@ class PodRun(ScenarioRun):
         expect_mismatches = (check_expect(step.expect, last.observed, rejected, last.priorities,
                                           check.messages(self.record)) if step.expect else [])
         self.rejectors_then = dict(last.world.rejectors)
+        self.world_then = last.world
         # The closest branch's course, for the timeline: the model's states at the moments it predicts.
         course = trajectory(replace(before, choices=last.world.choices), step)
         return StepRecord(i, step.action or "expect", sched.view(last.world), last.observed, last.mismatches,
