@@ -203,3 +203,23 @@ def test_on_kind_the_catalogue_includes_the_real_kubelet_scenarios(tmp_path, mon
     matrix.run_catalogue("upstream", None, tmp_path, "baseline", False)
     assert any(arg.endswith("test_real_kubelets.py") for arg in seen[0])
     assert not any(arg.endswith("test_real_kubelets.py") for arg in seen[1])
+
+
+def test_without_a_docker_engine_the_kubelet_mutants_are_not_run_and_say_why(monkeypatch):
+    import pytest
+
+    from harness.cli import mutants as cli
+    from harness.clusters import kind
+    from harness.errors import KitError
+    from harness.formats.mutants import load_all
+
+    def no_docker(*a, **k):
+        raise KitError("--cluster kind needs a running Docker engine: `docker info` failed: no answer")
+
+    monkeypatch.setattr(kind, "preflight", no_docker)
+    mutants = load_all()
+    why, ids = cli._without_kind(mutants, asked=False)
+    assert "Docker" in why and set(ids) == {m.id for m in mutants if m.component == "kubelet"} and ids
+    with pytest.raises(KitError, match="--mutant: a kubelet mutant runs on kind: .*Docker"):
+        cli._without_kind([m for m in mutants if m.component == "kubelet"], asked=True)
+    assert cli._without_kind([m for m in mutants if m.component != "kubelet"], asked=False) == ("", [])
