@@ -25,9 +25,8 @@ from typing import Callable
 import yaml
 
 from harness.clusters import kubelet
-from harness.clusters.pressure import node_exec, summary, wait_calm
+from harness.clusters.pressure import mebibytes, node_exec, summary, wait_calm, wait_for_pods
 from harness.errors import KitError
-from harness.host.wait import NotYet, wait_for
 from harness.kube import Kube
 
 FILLER_DIR = "/run/prioritykit-memory"  # a tmpfs of the node container's own: gone with it
@@ -43,17 +42,9 @@ def squeezed(config: dict, threshold: int) -> dict:
 
 
 def wait_for_memory(kube: Kube, node: str, namespace: str, held: dict[str, int], timeout: float = 120) -> None:
-    """Until the kubelet's stats show each pod, with a working set at least what it holds."""
-    def shown():
-        pods = {p["podRef"]["name"]: p for p in summary(kube, node).get("pods", [])
-                if p["podRef"]["namespace"] == namespace}
-        for name, want in held.items():
-            ws = ((pods.get(name) or {}).get("memory") or {}).get("workingSetBytes")
-            if ws is None:
-                raise NotYet(f"pod {name} has no memory stats yet")
-            if ws < want:
-                raise NotYet(f"pod {name}'s working set shows {ws >> 20}Mi of {want >> 20}Mi")
-    wait_for(shown, timeout, f"the kubelet of {node} to report the scenario's memory use", interval=1)
+    """Until the kubelet's stats show each pod with a working set at least what it holds."""
+    wait_for_pods(kube, node, namespace, held, lambda pod: (pod.get("memory") or {}).get("workingSetBytes"),
+                  "memory use", mebibytes, timeout)
 
 
 def available(kube: Kube, node: str) -> int:

@@ -19,9 +19,8 @@ from typing import Callable
 import yaml
 
 from harness.clusters import kubelet
-from harness.clusters.pressure import node_exec, summary, wait_calm
+from harness.clusters.pressure import node_exec, summary, wait_calm, wait_for_pods
 from harness.errors import KitError
-from harness.host.wait import NotYet, wait_for
 from harness.kube import Kube
 
 FILLER_PIDS = "/run/prioritykit-pids"  # the filler's process ids, in the node container
@@ -39,16 +38,8 @@ def available(kube: Kube, node: str) -> int:
 
 def wait_for_processes(kube: Kube, node: str, namespace: str, held: dict[str, int], timeout: float = 120) -> None:
     """Until the kubelet's stats show each pod running at least the processes it holds."""
-    def shown():
-        pods = {p["podRef"]["name"]: p for p in summary(kube, node).get("pods", [])
-                if p["podRef"]["namespace"] == namespace}
-        for name, want in held.items():
-            count = ((pods.get(name) or {}).get("process_stats") or {}).get("process_count")
-            if count is None:
-                raise NotYet(f"pod {name} has no process stats yet")
-            if count < want:
-                raise NotYet(f"pod {name} shows {count} processes of {want}")
-    wait_for(shown, timeout, f"the kubelet of {node} to report the scenario's processes", interval=1)
+    wait_for_pods(kube, node, namespace, held, lambda pod: (pod.get("process_stats") or {}).get("process_count"),
+                  "processes", timeout=timeout)
 
 
 def squeeze(kube: Kube, node: str, original: str, shortfall: int, stats_shown: Callable[[], None]) -> None:

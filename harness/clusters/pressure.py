@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from typing import Callable
 
 import yaml
 
@@ -77,20 +78,32 @@ def summary(kube: Kube, node: str) -> dict:
     return json.loads(raw.data)
 
 
-def wait_for_writes(kube: Kube, node: str, namespace: str, writes: dict[str, int], timeout: float = 120) -> None:
-    """Until the kubelet's stats show each pod (a pod with no stats would rank first) and each
-    one's emptyDir at least as large as it writes (volume stats are refreshed every
-    volumeStatsAggPeriod, kind-config.yaml)."""
+def mebibytes(n: int) -> str:
+    return f"{n >> 20}Mi"
+
+
+def wait_for_pods(kube: Kube, node: str, namespace: str, held: dict[str, int], measure: Callable[[dict], int | None],
+                  what: str, show: Callable[[int], str] = str, timeout: float = 120) -> None:
+    """Until the kubelet's stats show each pod of ``held`` (a pod with no stats would rank first)
+    with ``measure`` of its stats (None: not measured yet) at least the amount it holds of
+    ``what``. The same wait for every pressure step: disk, memory, PIDs."""
     def shown():
         pods = {p["podRef"]["name"]: p for p in summary(kube, node).get("pods", [])
                 if p["podRef"]["namespace"] == namespace}
-        for name, want in writes.items():
-            if name not in pods:
-                raise NotYet(f"pod {name} not in the kubelet's stats yet")
-            used = sum(v.get("usedBytes", 0) for v in pods[name].get("volume", []) if v.get("name") == "data")
-            if used < want:
-                raise NotYet(f"pod {name}'s emptyDir shows {used >> 20}Mi of {want >> 20}Mi")
-    wait_for(shown, timeout, f"the kubelet of {node} to report the scenario's disk use", interval=1)
+        for name, want in held.items():
+            got = measure(pods[name]) if name in pods else None
+            if got is None:
+                raise NotYet(f"pod {name} has no {what} in the kubelet's stats yet")
+            if got < want:
+                raise NotYet(f"pod {name} shows {show(got)} of {show(want)} of {what}")
+    wait_for(shown, timeout, f"the kubelet of {node} to report the scenario's {what}", interval=1)
+
+
+def wait_for_writes(kube: Kube, node: str, namespace: str, writes: dict[str, int], timeout: float = 120) -> None:
+    """Until each pod's emptyDir is at least as large as it writes (volume stats are refreshed
+    every volumeStatsAggPeriod, kind-config.yaml)."""
+    wait_for_pods(kube, node, namespace, writes, lambda pod: sum(
+        v.get("usedBytes", 0) for v in pod.get("volume", []) if v.get("name") == "data"), "disk use", mebibytes, timeout)
 
 
 def available(node: str) -> int:
@@ -126,5 +139,5 @@ def wait_calm(kube: Kube, node: str, condition: str, taint: str, timeout: float)
     wait_for(calm, timeout, f"kind node {node} to recover from {condition}", interval=1)
 
 
-__all__ = ["give_own_filesystem", "wait_for_writes", "starve", "relieve", "summary", "threshold", "FILLER",
+__all__ = ["give_own_filesystem", "mebibytes", "wait_for_pods", "wait_for_writes", "starve", "relieve", "summary", "threshold", "FILLER",
            "node_exec", "wait_calm"]

@@ -215,8 +215,8 @@ def steps(draw, class_list: list[dict], node_list: list[dict], pods: list[dict],
                                     + ["createClass", "updateClass", "deleteClass", "recreateClass", "createPdb", "wait"]
                                     + ["node"] * 8 + ["resizePod"] * 3 + (["fault"] * 4 if faults else [])))
         targets = [p for p in resizable(pods, live, start_values, highest, defaulted)
-                   if cpu_now[p["name"]] > CPU_STEP or p["node"] not in small_cpu]
-        if kind == "resizePod" and targets:
+                   if cpu_now[p["name"]] > CPU_STEP or p["node"] not in small_cpu] if kind == "resizePod" else []
+        if targets:
             pod = draw(st.sampled_from(targets))
             step = draw(resize_step(pod["name"], cpu_now[pod["name"]], pod["node"] in small_cpu))
             cpu_now[pod["name"]] = step["resizePod"]["milliCPU"]

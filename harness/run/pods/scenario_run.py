@@ -44,6 +44,7 @@ from harness.run.pods.timings import preemptions
 from harness.run.scenario import ScenarioRun
 from harness.run.settle import settle
 from reference import scheduler as sched
+from reference.eviction import amount
 from reference.preemption import PLUGINS
 from reference.nodes import NodeNotEmpty
 from reference.resize import NotRunning
@@ -303,7 +304,7 @@ class PodRun(ScenarioRun):
                           acted_at=acted.at_wall, course=course, fault=acted.fault)
 
     def starve(self, i: int, step: Step, before: World, predicted: World) -> None:
-        """Leave the node just short enough of disk that the pods the model ranks first must go:
+        """Leave the node just short enough of the resource that the pods the model ranks first must go:
         the shortfall is what the first victims free, less half the last one's (so a kubelet that
         ranks otherwise evicts other pods, or more of them)."""
         assert self.record is not None and step.pressure is not None
@@ -315,14 +316,13 @@ class PodRun(ScenarioRun):
             raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's victim "
                            f"{victims[-1] if victims else '(none)'} holds no {resource}, so evicting it would not "
                            f"relieve the node: give the pods {field}")
-        if resource == "memory" and sizes[-1] // 2 < memory_pressure.MIN_MARGIN:
+        # Where the kubelet counts the host's own use (memory, tasks), half the last victim's share
+        # is the margin for it moving.
+        margin = {"memory": memory_pressure.MIN_MARGIN, "pids": pid_pressure.MIN_MARGIN}.get(resource, 0)
+        if sizes[-1] // 2 < margin:
             raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's last victim {victims[-1]} holds "
-                           f"{sizes[-1] >> 20}Mi; memory pressure needs at least {2 * memory_pressure.MIN_MARGIN >> 20}Mi "
-                           "(half of it is the margin for the host's own memory moving)")
-        if resource == "pids" and sizes[-1] // 2 < pid_pressure.MIN_MARGIN:
-            raise KitError(f"{self.s.id}: steps[{i}].pressure: the model's last victim {victims[-1]} runs "
-                           f"{sizes[-1]} processes; PID pressure needs at least {2 * pid_pressure.MIN_MARGIN} "
-                           "(half of them is the margin for the host's own tasks moving)")
+                           f"{amount(sizes[-1], resource)} of {resource}; {resource} pressure needs at least "
+                           f"{amount(2 * margin, resource)} (half of it is the margin for the host's own use moving)")
         node = self.names.node_name(step.pressure.node)
         held = {v.metadata.name: getattr(self.client.pod_specs[v.metadata.name], field) for v in self.record.pods()
                 if v.spec.node_name == node and v.status.phase == "Running" and v.metadata.name in self.client.pod_specs}
