@@ -30,7 +30,7 @@ def run(args) -> int:
               f"{n['not expressible']:>6}  {file}")
     total = Counter(c.status for c in cases)
     tested = sum(1 for c in cases if c.test)
-    reviewed = sum(1 for c in cases if c.matches and not c.test and c.reviewed)
+    reviewed = sum(1 for c in cases if c.status == "expressed" and not c.test and c.reviewed)
     print(f"{len(cases)} cases: {total['expressed']} expressed ({tested} by a model test that translates the case, "
           f"{reviewed} by a catalogue scenario checked against the case's facts, "
           f"{total['expressed'] - tested - reviewed} matched to a scenario by the indexer, not yet reviewed), "
@@ -41,9 +41,13 @@ def run(args) -> int:
         print(f"  {n:>4}  {reason}")
     if args.list:
         for c in cases:
-            how = f"model test {c.test}" if c.test else (
-                f"scenario {c.matches}" + ("" if c.reviewed else " (unreviewed)") if c.matches else
-                                                           (f"cannot: {c.reason}" if c.status == "not expressible"
-                                                            else f"to do ({c.expressible})"))
+            if c.test:
+                how = f"model test {c.test}"
+            elif c.status == "expressed":
+                how = f"scenario {c.matches}" + ("" if c.reviewed else " (unreviewed)")
+            elif c.status == "not expressible":
+                how = f"cannot: {c.reason}" + (f" (nearest scenario: {c.matches})" if c.matches else "")
+            else:
+                how = f"to do ({c.expressible})"
             print(f"{c.where}: {how}")
     return 0

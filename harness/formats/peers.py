@@ -37,14 +37,15 @@ class PeerCase(BaseModel):
     expect: str = ""
     expressible: Literal["scenario", "model-test", "no"]
     reason: str = ""
-    matches: str = ""  # a catalogue scenario showing the same facts
+    matches: str = ""  # a catalogue scenario showing the same facts (with expressible: no, the nearest one)
     reviewed: bool = False  # the match was checked against the upstream case's facts, not only named
     test: str = ""  # tests/...py::function[param]: the model test translating the case
 
     @property
     def status(self) -> str:
-        """expressed (a model test, or a matching scenario), not expressible, or to do."""
-        if self.test or self.matches:
+        """expressed (a model test, or a matching scenario), not expressible, or to do. A case the
+        kit cannot express may still name the nearest scenario: it does not count as expressed."""
+        if self.test or (self.matches and self.expressible != "no"):
             return "expressed"
         return "not expressible" if self.expressible == "no" else "to do"
 

@@ -46,3 +46,12 @@ def test_the_table_counts_each_status(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "3 cases: 1 expressed (0 by a model test" in out and "1 to do, 1 not expressible" in out
     assert "1  extender" in out and "scenario preempt-basic" in out
+
+
+def test_a_case_the_kit_cannot_express_is_not_counted_as_expressed_by_its_nearest_scenario(tmp_path, capsys):
+    near = {**CASE, "id": "d", "expressible": "no", "reason": "extender", "matches": "preempt-basic", "reviewed": True}
+    f = write(tmp_path, near)
+    assert peers.load(f)[0].status == "not expressible"
+    assert main(["peers", "--index", str(f), "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "1 cases: 0 expressed" in out and "cannot: extender (nearest scenario: preempt-basic)" in out
