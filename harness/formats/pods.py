@@ -128,7 +128,7 @@ class Expect(Strict):
     evicted: list[str] = []  # evicted by its node's kubelet for pressure (Failed, reason Evicted)
 
 
-ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "createPdb", "createPodGroup",
+ACTIONS = ("createPod", "deletePod", "createClass", "updateClass", "patchClass", "deleteClass", "createPdb", "createPodGroup",
            "pressure", "wait", "resizePod", *NODE_ACTIONS, *FAULT_ACTIONS)
 
 
@@ -139,6 +139,9 @@ class Step(FaultFields):
     deletePod: str | None = None
     createClass: ClassSpec | None = None
     updateClass: ClassSpec | None = None
+    # The same change sent as a merge patch (PATCH) rather than a replace (PUT): the API server
+    # validates the result alike, and upstream's Conformance test checks both methods.
+    patchClass: ClassSpec | None = None
     deleteClass: str | None = None
     createPdb: PdbSpec | None = None
     # Its pods may be created before it: the gang plugin holds them until it exists.
@@ -290,8 +293,9 @@ class Scenario(Strict):
                               "its QoS class: give it qos: Burstable")
             if step.deletePod and step.deletePod not in pods:
                 errors.append(f"{where}.deletePod: no pod named {step.deletePod!r} exists by then")
-            if step.updateClass and step.updateClass.name not in classes:
-                errors.append(f"{where}.updateClass.name: no class named {step.updateClass.name!r} exists by then")
+            for kind, change in (("updateClass", step.updateClass), ("patchClass", step.patchClass)):
+                if change and change.name not in classes:
+                    errors.append(f"{where}.{kind}.name: no class named {change.name!r} exists by then")
             if step.expect:
                 known = set(pods) | classes
                 e = step.expect

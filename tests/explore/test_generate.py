@@ -132,7 +132,7 @@ def test_the_generator_reaches_the_whole_domain():
         "resized up": any(st["resizePod"]["milliCPU"] > _cpu_before(t, st) for t in trees for st in t["steps"]
                           if "resizePod" in st),
         **{action: any(action in st for st in steps)
-           for action in ("createPod", "deletePod", "createClass", "updateClass", "deleteClass", "wait")},
+           for action in ("createPod", "deletePod", "createClass", "updateClass", "patchClass", "deleteClass", "wait")},
     }
     assert all(seen.values()), [k for k, v in seen.items() if not v]
 

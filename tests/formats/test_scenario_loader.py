@@ -56,6 +56,13 @@ def test_dangling_class_name(tmp_path):
     assert "pods[0].class: no priority class named 'lo'" in msg
 
 
+def test_a_change_to_a_class_that_does_not_exist_names_its_step(tmp_path):
+    for kind in ("updateClass", "patchClass"):
+        msg = error_of(write(tmp_path, GOOD.replace("createPod: {{name: p, class: low}}",
+                                                    f"{kind}: {{{{name: gone, value: 2}}}}")))
+        assert f"steps[0].{kind}.name: no class named 'gone' exists by then" in msg
+
+
 def test_dangling_node_name(tmp_path):
     msg = error_of(write(tmp_path, GOOD.replace("node: n1}}", "node: n9}}")))
     assert "pods[0].node: no node named 'n9'" in msg

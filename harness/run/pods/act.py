@@ -201,14 +201,26 @@ class PodClient:
         if c.globalDefault and not deleted:
             wait_for(lambda: admitted(None), ADMISSION_BOUND, what + " as the global default")
 
-    def update_class(self, c: ClassSpec) -> str | None:
+    def update_class(self, c: ClassSpec, patch: bool = False) -> str | None:
         name = self.names.class_name(c.name)
         desired = v1_class(c, self.names)
         try:
             # A class the API server refused to create is not there to update: its NotFound is
             # the outcome, as the model's admission says (validate_class_update).
-            desired.metadata.resource_version = self.kube.scheduling.read_priority_class(name).metadata.resource_version
-            self.kube.scheduling.replace_priority_class(name, desired)
+            if patch:
+                body = self.kube.api.sanitize_for_serialization(desired)
+                body["metadata"].pop("name", None)
+                # The class as written, as update sends it: a description or annotation left out
+                # is removed (null), not kept as a merge would keep it.
+                body["description"] = c.description or None
+                before = self.class_specs.get(c.name)
+                gone = {k: None for k in (before.annotations if before else {}) if k not in c.annotations}
+                if gone:
+                    body["metadata"]["annotations"] = {**body["metadata"].get("annotations", {}), **gone}
+                self.kube.scheduling.patch_priority_class(name, body)
+            else:
+                desired.metadata.resource_version = self.kube.scheduling.read_priority_class(name).metadata.resource_version
+                self.kube.scheduling.replace_priority_class(name, desired)
         except ApiException as e:
             if e.status in REFUSED or e.status == 404:
                 return api_message(e)
@@ -287,6 +299,8 @@ class PodClient:
             self._refused(step.createClass.name, self.create_class(step.createClass))
         elif step.updateClass is not None:
             self._refused(step.updateClass.name, self.update_class(step.updateClass))
+        elif step.patchClass is not None:
+            self._refused(step.patchClass.name, self.update_class(step.patchClass, patch=True))
         elif step.deleteClass is not None:
             name = self.names.class_name(step.deleteClass)
             ignore_missing(lambda: write_once(

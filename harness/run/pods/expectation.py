@@ -131,8 +131,8 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
         world = sched.delete_pod(world, f"{namespace}/{step.deletePod}")
     elif step.createClass is not None:
         world = _change_class(world, to_class(step.createClass), validate_class_create)
-    elif step.updateClass is not None:
-        world = _change_class(world, to_class(step.updateClass), validate_class_update)
+    elif step.updateClass is not None or step.patchClass is not None:
+        world = _change_class(world, to_class(step.updateClass or step.patchClass), validate_class_update)
     elif step.deleteClass is not None:
         world = replace(world, state=world.state.without_class(step.deleteClass))
     elif step.createPodGroup is not None:
