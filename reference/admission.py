@@ -121,12 +121,24 @@ def admit_pod(
     return Accepted(replace(pod, priority_class_name=name, priority=value, preemption_policy=policy), reason)
 
 
-def admit_pod_group(state: ClusterState, group: PodGroup) -> Decision:
+def admit_pod_group(state: ClusterState, group: PodGroup, *, policy_field: bool = False,
+                    requested_policy: str | None = None) -> Decision:
     """A new PodGroup's priority, resolved from its class on create as for a pod (admitPodGroup, with
-    workload-aware preemption on); the class must exist."""
+    workload-aware preemption on); the class must exist.
+
+    ``policy_field``: the PodGroupPreemptionPolicy gate is on (1.37), so the group has a
+    spec.preemptionPolicy, which the v1beta1 defaulter sets to PreemptLowerPriority before admission
+    runs when the group leaves it out: a group whose class says Never must then say Never itself, or
+    it is refused. ``requested_policy``: what the group's spec set."""
     resolved = resolve_class(state, group.priority_class_name)
     if isinstance(resolved, Rejected):
         return resolved
     name, value, policy = resolved
+    if policy_field and (requested_policy or PREEMPT_LOWER) != policy:
+        return Rejected(
+            f"the string value of PreemptionPolicy ({requested_policy or PREEMPT_LOWER}) must not be provided in pod "
+            f"group spec; priority admission controller computed {policy} from the given PriorityClass name",
+            "spec.preemptionPolicy",
+        )
     reason = f"pod group priority {value} from " + (f"class {name}" if name else "no class (no global default)")
     return Accepted(replace(group, priority_class_name=name, priority=value, preemption_policy=policy), reason)

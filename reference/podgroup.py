@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from . import filter as flt
-from .objects import PREEMPT_NEVER, ClusterState, Pod, PodGroup
+from .objects import PREEMPT_LOWER, PREEMPT_NEVER, ClusterState, Pod, PodGroup
 from .fit_error import fit_error
 from .preemption import filter_nodes
 from .release import (GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION, GROUP_PLACEMENT_FIXED,
-                      GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
+                      GROUP_POLICY_FROM_GROUP, GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
 from .victim import Unit, pod_priority, split_by_pdb, victim_units
 
 # Pod groups exist from this release on (alpha; beta in 1.37): before it every pod is scheduled alone.
@@ -34,6 +34,7 @@ GATES = {SINCE: ("GenericWorkload", "GangScheduling", "WorkloadAwarePreemption")
 LATER_GATES = ("GenericWorkload",)
 
 MISMATCH = "all pods in a single pod group should have the same priority as the pod group's priority"
+POLICY_MISMATCH = "all pods in a single pod group should have the same preemption policy"
 NO_VICTIMS = "No preemption victims found for incoming preemptor"
 NEVER = "not eligible due to preemptionPolicy=Never."
 UNSCHEDULABLE = "pod group is unschedulable"
@@ -181,6 +182,34 @@ def ongoing_preemption(state: ClusterState, group: PodGroup, pods: list[Pod]) ->
                for n in nominated for o in state.pods_on(n))
 
 
+def invalid(group: PodGroup, members: list[Pod], policy_from_group: bool) -> str:
+    """Why 1.37's validatePodGroup fails the group's cycle before any filter ("" when it does not):
+    pod by pod, a priority other than the group's, then a preemption policy other than the group's
+    (with its policy gate on) or than the first pod's (off)."""
+    first = ""
+    for p in members:
+        if p.priority != group.priority:
+            return f"{MISMATCH}, got {p.priority} and {group.priority}"
+        if policy_from_group:
+            mine = group.preemption_policy or PREEMPT_LOWER
+            if p.preemption_policy != mine:
+                return f"{POLICY_MISMATCH} as the pod group's preemption policy, got {p.preemption_policy} and {mine}"
+        elif not first:
+            first = p.preemption_policy
+        elif p.preemption_policy != first:
+            return f"{POLICY_MISMATCH}, got {p.preemption_policy} and {first}"
+    return ""
+
+
+def preemption_policy(group: PodGroup, members: list[Pod], policy_from_group: bool) -> str:
+    """The group's policy as a preemptor (types.go resolvePreemptionPolicy): its own, as admission
+    wrote it from its class, with the policy gate on (unset: PreemptLowerPriority); else Never when
+    any of its pods has Never. 1.36's PodGroup has no policy field: the pods' rule."""
+    if policy_from_group:
+        return group.preemption_policy or PREEMPT_LOWER
+    return PREEMPT_NEVER if any(p.preemption_policy == PREEMPT_NEVER for p in members) else PREEMPT_LOWER
+
+
 def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, now: datetime,
             choices: dict[str, str] | None = None) -> GroupAttempt:
     """One cycle of ``group``'s pending pods."""
@@ -190,9 +219,8 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
         return GroupAttempt(group.key, "held", reasons=(
             f"waits for {group.min_count} pods of gang {group.key} ({sum(1 for p in members if not p.terminating)} exist)",))
     if has(release, GROUP_PRIORITY_MUST_MATCH):
-        odd = next((p for p in members if not p.terminating and p.priority != group.priority), None)
-        if odd is not None:
-            why = f"{MISMATCH}, got {odd.priority} and {group.priority}"
+        why = invalid(group, [p for p in members if not p.terminating], has(release, GROUP_POLICY_FROM_GROUP, gates))
+        if why:
             return GroupAttempt(group.key, "unschedulable", messages={p.key: why for p in pods}, reasons=(why,))
     first = place(state, pods, choices)
     if succeeds(state, group, len(first.nodes)):
@@ -202,8 +230,7 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
     fitted = WAITING_FOR_GANG if not has(release, GROUP_PLACEMENT_FIXED) else UNSCHEDULABLE
     messages = {p.key: first.failed.get(p.key, fitted) for p in pods}
     rejectors = first.rejectors or frozenset({"NodeResourcesFit"})
-    policy_never = (group.preemption_policy == PREEMPT_NEVER) or any(p.preemption_policy == PREEMPT_NEVER for p in members)
-    if policy_never:
+    if preemption_policy(group, members, has(release, GROUP_POLICY_FROM_GROUP, gates)) == PREEMPT_NEVER:
         return GroupAttempt(group.key, "unschedulable", messages={k: f"{m} preemption: {NEVER}" for k, m in messages.items()},
                             reasons=(f"pod group {group.key} does not fit and may not preempt: {NEVER}",),
                             rejectors=rejectors)
@@ -231,5 +258,5 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
                                  f"{len(room.nodes)} pod(s)",))
 
 
-__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "members_in_order",
-           "ongoing_preemption", "place", "preempt", "succeeds", "victim_units"]
+__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "invalid", "members_in_order",
+           "ongoing_preemption", "place", "preempt", "preemption_policy", "succeeds", "victim_units"]

@@ -75,6 +75,13 @@ GROUP_PRIORITY_MUST_MATCH = Switch(
     "group-priority-must-match", "1.37", "kubernetes#139920, #140356",
     "every pod of a pod group must have its group's priority: otherwise the whole group fails each "
     "cycle with a SchedulerError, before any filter runs (1.36 does not check)")
+GROUP_POLICY_FROM_GROUP = Switch(
+    "group-policy-from-group", "1.37", "kubernetes#139240, #140359 (KEP-5710; the PodGroupPreemptionPolicy gate, alpha)",
+    "a pod group preempts by its own spec.preemptionPolicy (admission writes it from the group's "
+    "class; unset means PreemptLowerPriority), and each of its pods must have that same policy, else "
+    "the cycle fails; with the gate off the group's policy is Never when any of its pods has Never, "
+    "and 1.37 requires its pods to agree among themselves",
+    gate="PodGroupPreemptionPolicy", component="kube-scheduler", needs_gate=True)
 GROUP_PLACEMENT_FIXED = Switch(
     "group-placement-fixed", "1.37", "kubernetes#138757",
     "workload-aware preemption places the group once with every lower-priority unit removed and keeps "
@@ -110,7 +117,7 @@ LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
             NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS,
             PREEMPTION_SUCCESS_MESSAGE,
-            GROUP_PRIORITY_MUST_MATCH,
+            GROUP_PRIORITY_MUST_MATCH, GROUP_POLICY_FROM_GROUP,
             GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION,
             GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS)
 

@@ -24,7 +24,7 @@ from .cycle import attempt
 from .objects import ClusterState, Pod, PodGroup
 from .preemption import predict
 from .queue import FLUSH_PERIOD, UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
-from .release import DEFAULT_RELEASE, Gates
+from .release import DEFAULT_RELEASE, GROUP_POLICY_FROM_GROUP, Gates, has
 from .requeue import assigned_pod_gone, nominated_pod_deleted
 from .world import PodView, World, backing_off, remove, set_pod, view, wake
 
@@ -115,10 +115,11 @@ def create_pod(world: World, pod: Pod, requested_priority: int | None = None, re
     return run_queue(world, {admitted.key})
 
 
-def create_pod_group(world: World, group: PodGroup) -> World:
+def create_pod_group(world: World, group: PodGroup, requested_policy: str | None = None) -> World:
     """A PodGroup created: its pods, held until it existed (the gang plugin's PreEnqueue), are
     moved to the queue by its PodGroup Add event, and go into one cycle together."""
-    decision = admit_pod_group(world.state, group)
+    decision = admit_pod_group(world.state, group, policy_field=has(world.release, GROUP_POLICY_FROM_GROUP, world.gates),
+                               requested_policy=requested_policy)
     if isinstance(decision, Rejected):
         return replace(world, rejected=world.rejected + ((group.name, decision.reason),)).note(
             f"pod group {group.key} rejected: {decision.reason}")

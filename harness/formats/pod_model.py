@@ -75,13 +75,14 @@ def to_pdb(b: PdbSpec, namespace: str, disruptions_allowed: int | None = None) -
                                min_available=b.minAvailable if disruptions_allowed is None else None)
 
 
-def initial_state(s: Scenario, now: datetime) -> ClusterState:
-    """The scenario's declared start, as if every initial pod had been admitted and placed in order."""
+def initial_state(s: Scenario, now: datetime, policy_field: bool = False) -> ClusterState:
+    """The scenario's declared start, as if every initial pod had been admitted and placed in order.
+    ``policy_field``: PodGroups have spec.preemptionPolicy (reference.release.GROUP_POLICY_FROM_GROUP)."""
     from reference.admission import admit_pod, admit_pod_group
 
     state = ClusterState(tuple(to_class(c) for c in s.priorityClasses), tuple(to_node(n) for n in s.nodes))
     for i, g in enumerate(s.podGroups):
-        decision = admit_pod_group(state, to_group(g))
+        decision = admit_pod_group(state, to_group(g), policy_field=policy_field, requested_policy=g.preemptionPolicy)
         if not decision:
             raise ScenarioError(f"{s.id}: podGroups[{i}]: {g.name} rejected by admission: {decision.reason}")
         state = state.with_group(decision.obj)

@@ -77,6 +77,9 @@ class PodGroupSpec(Strict):
     # "all": a preemptor takes every running pod of the group or none (1.36 PodGroup, 1.37 {all: {}});
     # "single": each pod is a victim of its own (1.36 Pod, 1.37 {single: {}}; the default).
     disruptionMode: Literal["single", "all"] = "single"
+    # spec.preemptionPolicy, set by the group itself: served from 1.37 with the PodGroupPreemptionPolicy
+    # gate (the API server drops it otherwise), where it must equal its class's policy.
+    preemptionPolicy: Literal["PreemptLowerPriority", "Never"] | None = None
 
 
 class PodSpec(PodResources):
@@ -268,6 +271,7 @@ class Scenario(Strict):
         if any(c.globalDefault for c in self.priorityClasses) and not self.alone:
             errors.append("alone: a scenario with a globalDefault class changes cluster-wide state and must say alone: true")
         errors += fault_errors(self.steps)
+        created_groups: set[str] = set()  # a PodGroup a step creates can be refused: rejected: may name it
         for i, step in enumerate(self.steps):
             where = f"steps[{i}]"
             if step.createPod:
@@ -296,13 +300,15 @@ class Scenario(Strict):
             for kind, change in (("updateClass", step.updateClass), ("patchClass", step.patchClass)):
                 if change and change.name not in classes:
                     errors.append(f"{where}.{kind}.name: no class named {change.name!r} exists by then")
+            if step.createPodGroup:
+                created_groups.add(step.createPodGroup.name)
             if step.expect:
                 known = set(pods) | classes
                 e = step.expect
                 for field_name in ("running", "preempted", "notPreempted", "pending", "nominated", "rejected", "priority",
                                    "message", "evicted"):
                     for name in getattr(e, field_name):
-                        if name not in known:
+                        if name not in known and not (field_name == "rejected" and name in created_groups):
                             errors.append(f"{where}.expect.{field_name}: no pod or class named {name!r} exists by then")
                 for field_name in ("running", "nominated"):
                     for pod_name, nodes in getattr(e, field_name).items():

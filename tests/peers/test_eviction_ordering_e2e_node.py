@@ -1,9 +1,11 @@
-"""Peer cases: kubernetes test/e2e_node/eviction_test.go PriorityMemoryEvictionOrdering and
-PriorityPidEvictionOrdering ("should eventually evict all of the correct pods") at v1.34.4, v1.35.8
+"""Peer cases: kubernetes test/e2e_node/eviction_test.go PriorityMemoryEvictionOrdering,
+PriorityLocalStorageEvictionOrdering and PriorityPidEvictionOrdering ("should eventually evict all of
+the correct pods") at v1.34.4, v1.35.8
 and v1.37.2, through the model's kubelet ranking (reference.eviction).
 
 The e2e tests starve a real node; the catalogue does the same on kind, at the kit's default
-release (scenarios peer-e2e-node-memory-eviction-ordering and peer-e2e-node-pid-eviction-ordering).
+release (scenarios peer-e2e-node-memory-eviction-ordering, peer-e2e-node-disk-eviction-ordering and
+peer-e2e-node-pid-eviction-ordering).
 The cases of every release are also checked here, on the ranking alone: the ranking code is the
 same at all three (reference/eviction.py says where it was read). Upstream's pods keep consuming until their
 expected order has been seen, so usages here are any amounts of the right kind: only whether a pod
@@ -54,3 +56,17 @@ def test_priority_pid_eviction_ordering(release):
     # and after the high bomb only by its process count.
     assert ranking(pods, "pids") == [["fork-bomb-container-with-low-priority"],
                                      ["fork-bomb-container-with-high-priority"], ["innocent-pod"]]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_priority_local_storage_eviction_ordering(release):
+    # Two writers with no storage request, one with no class and one in the high class, and a pod of
+    # priority 0 writing 297MB, just under its 300Mi request.
+    pods = [
+        PodUsage("best-effort-disk", 0, request=0, usage=10_000 * MI),
+        PodUsage("high-priority-disk", HIGH, request=0, usage=10_000 * MI),
+        PodUsage("guaranteed-disk", 0, request=300 * MI, usage=297_000_000),
+    ]
+    assert eviction_order(pods, "ephemeral-storage", 2) == [frozenset({"best-effort-disk"}),
+                                                             frozenset({"high-priority-disk"})]
+    assert ranking(pods, "ephemeral-storage")[-1] == ["guaranteed-disk"]

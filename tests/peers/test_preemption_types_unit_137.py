@@ -10,6 +10,10 @@ it is a pod group's, its earliest start), and a victim's affected nodes are the 
 victim; the model gathers only those below a preemptor's priority, so each row asks for the victims
 of a preemptor above every priority in it (``ABOVE_ALL``). The rows about composite pod groups, and
 those that hand a constructor invalid arguments, are not expressible (their entries say why).
+
+TestNewPodGroupPreemptorResolvesPreemptionPolicy's pod-group rows go through the model's
+``podgroup.preemption_policy``. A pod with no policy is PreemptLowerPriority in the model, as
+admission makes every pod of a cluster; only Never counts in the resolution, so it is the same.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from datetime import timedelta
 
 import pytest
 
+from dataclasses import replace
+
+from reference.objects import PREEMPT_LOWER, PREEMPT_NEVER
+from reference.podgroup import preemption_policy
 from reference.victim import units_by_node, victim_units
 
 from tests.builders import T0
@@ -150,3 +158,24 @@ def test_new_domain_victim_deduplicates_affected_nodes():
     by_node = units_by_node(state, ABOVE_ALL, RELEASE, T0)
     assert {n: len(units) for n, units in by_node.items()} == {"node1": 1, "node2": 1}
     assert domain(state) == {victim("p1 p2 p3", "node1 node2", 20)}
+
+
+# -- TestNewPodGroupPreemptorResolvesPreemptionPolicy (the PodGroup rows) -------------------------------
+
+POLICY_ROWS = [
+    # the PodGroup's Never wins over its PreemptLowerPriority pod, with the gate on
+    pytest.param(PREEMPT_NEVER, [PREEMPT_LOWER], True, PREEMPT_NEVER, id="never-from-group-gate-on"),
+    # the PodGroup's PreemptLowerPriority wins over its pods (one with no policy), with the gate on
+    pytest.param(PREEMPT_LOWER, [PREEMPT_LOWER, None], True, PREEMPT_LOWER, id="lower-from-group-gate-on"),
+    # the gate off: the pods decide, and the group's Never is ignored
+    pytest.param(PREEMPT_NEVER, [PREEMPT_LOWER], False, PREEMPT_LOWER, id="from-pods-gate-off"),
+    # the gate off, pods of mixed policies: any Never makes the group Never
+    pytest.param(PREEMPT_LOWER, [PREEMPT_NEVER, PREEMPT_LOWER, None], False, PREEMPT_NEVER, id="mixed-pods-gate-off"),
+]
+
+
+@pytest.mark.parametrize("group_policy, pod_policies, gate, want", POLICY_ROWS)
+def test_new_pod_group_preemptor_resolves_preemption_policy(group_policy, pod_policies, gate, want):
+    pg = replace(group("pg", 0), preemption_policy=group_policy)
+    pods = [pod(f"p{i}", **({"preemption_policy": p} if p else {})) for i, p in enumerate(pod_policies)]
+    assert preemption_policy(pg, pods, policy_from_group=gate) == want

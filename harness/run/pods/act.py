@@ -129,6 +129,8 @@ def v1_pod_group(g: PodGroupSpec, names: Names, release: str) -> dict:
         spec["priorityClassName"] = names.class_name(g.priorityClassName)
     spec["disruptionMode"] = (DISRUPTION_V1ALPHA2[g.disruptionMode] if version == "v1alpha2"
                               else {g.disruptionMode: {}})
+    if g.preemptionPolicy:
+        spec["preemptionPolicy"] = g.preemptionPolicy
     return {"apiVersion": f"{group}/{version}", "kind": "PodGroup", "metadata": {"name": g.name}, "spec": spec}
 
 
@@ -229,14 +231,21 @@ class PodClient:
         self.wait_admission_sees(c)
         return None
 
-    def create_pod_group(self, g: PodGroupSpec) -> None:
-        self.group_specs.append(g)
+    def create_pod_group(self, g: PodGroupSpec) -> str | None:
+        """Create it; the API server's refusal (its admission), as its message, else None."""
         group, version = pod_group_api(self.release)
         api, ns = client.CustomObjectsApi(self.kube.api), self.names.namespace
-        write_once(lambda: api.create_namespaced_custom_object(group, version, ns, "podgroups",
-                                                               v1_pod_group(g, self.names, self.release)),
-                   lambda: self.kube.exists(api.get_namespaced_custom_object, group, version, ns, "podgroups", g.name),
-                   f"creating PodGroup {g.name}")
+        try:
+            write_once(lambda: api.create_namespaced_custom_object(group, version, ns, "podgroups",
+                                                                   v1_pod_group(g, self.names, self.release)),
+                       lambda: self.kube.exists(api.get_namespaced_custom_object, group, version, ns, "podgroups", g.name),
+                       f"creating PodGroup {g.name}")
+        except ApiException as e:
+            if e.status in REFUSED:
+                return api_message(e)
+            raise
+        self.group_specs.append(g)
+        return None
 
     def create_pod(self, p: PodSpec, node_name: str | None = None, pin_to: str | None = None) -> str | None:
         self.pod_specs[p.name] = p
@@ -309,7 +318,7 @@ class PodClient:
             if step.deleteClass in self.class_specs:
                 self.wait_admission_sees(self.class_specs[step.deleteClass], deleted=True)
         elif step.createPodGroup is not None:
-            self.create_pod_group(step.createPodGroup)
+            self._refused(step.createPodGroup.name, self.create_pod_group(step.createPodGroup))
         elif step.createPdb is not None:
             self.create_pdb(step.createPdb)
             self.wait_pdbs_current()

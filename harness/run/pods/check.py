@@ -28,6 +28,7 @@ from harness.run.pods.expectation import Mismatch
 from harness.run.pods.history import PodLog
 from reference import eviction
 from reference.admission import admit_pod_group
+from reference.release import GROUP_POLICY_FROM_GROUP, has
 from reference import scheduler as sched
 from reference.objects import ClusterState
 from reference.preemption import filter_nodes
@@ -169,7 +170,8 @@ def observe_world(log: PodLog, act: PodClient, scenario: Scenario, build: str, r
     state = ClusterState(tuple(classes), tuple(to_node(n) for n in act.node_specs.values()), tuple(pods), tuple(pdbs))
     for g in act.group_specs:
         # Its priority was resolved from its class on create, as the model's admission does.
-        decision = admit_pod_group(state, to_group(g))
+        decision = admit_pod_group(state, to_group(g), policy_field=has(release, GROUP_POLICY_FROM_GROUP, tuple(gates)),
+                                   requested_policy=g.preemptionPolicy)
         if decision:
             state = state.with_group(decision.obj)
     # The cluster does not show which plugins rejected a parked pod. The model's own account of

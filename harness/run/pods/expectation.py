@@ -15,7 +15,7 @@ from reference import nodes as node_events, scheduler as sched
 from reference.queue import UNSCHEDULABLE_MAX_STAY
 from reference.restart import disconnect, failover, partly_written, pause, restart, restart_apiserver
 from reference.resize import NotRunning, resize_pod
-from reference.release import DEFAULT_RELEASE
+from reference.release import DEFAULT_RELEASE, GROUP_POLICY_FROM_GROUP, has
 from reference.admission import Rejected, validate_class_create, validate_class_update
 from reference.scheduler import PodView, World
 
@@ -136,7 +136,7 @@ def act(world: World, step: Step, namespace: str = "default") -> World:
     elif step.deleteClass is not None:
         world = replace(world, state=world.state.without_class(step.deleteClass))
     elif step.createPodGroup is not None:
-        world = sched.create_pod_group(world, to_group(step.createPodGroup, namespace))
+        world = sched.create_pod_group(world, to_group(step.createPodGroup, namespace), step.createPodGroup.preemptionPolicy)
     elif step.createPdb is not None:
         state = world.state
         world = replace(world, state=replace(state, pdbs=state.pdbs + (to_pdb(step.createPdb, namespace),)))
@@ -268,9 +268,10 @@ def simulate(scenario: Scenario, build: str, now: datetime = EPOCH, release: str
              gates: tuple = (), flush: timedelta = UNSCHEDULABLE_MAX_STAY) -> list[World]:
     """The model's world after the set-up and after each step. ``gates``: the run's own
     (harness.gates.Settings.gates); the scenario's come on top."""
-    state = initial_state(scenario, now)
+    gates = tuple(gates) + scenario.cluster_settings().gates
+    state = initial_state(scenario, now, policy_field=has(release, GROUP_POLICY_FROM_GROUP, gates))
     state = replace(state, pdbs=tuple(to_pdb(b, "default") for b in scenario.pdbs))
-    worlds = [sched.start(state, build, now, release, tuple(gates) + scenario.cluster_settings().gates, flush)]
+    worlds = [sched.start(state, build, now, release, gates, flush)]
     for i, step in enumerate(scenario.steps):
         try:
             worlds.append(apply_step(worlds[-1], step))

@@ -166,8 +166,11 @@ class PodRun(ScenarioRun):
         self.record = PodHistory(self.kube, self.names.namespace)
         for c in self.s.priorityClasses:
             self.client.create_class(c)
-        for g in self.s.podGroups:
-            self.client.create_pod_group(g)
+        for i, g in enumerate(self.s.podGroups):
+            # The model admitted each when the file was checked: a refusal here is the cluster's
+            # difference, not a step's outcome.
+            if refused := self.client.create_pod_group(g):
+                raise KitError(f"{self.s.id}: podGroups[{i}]: the API server refused {g.name}: {refused}")
         claim_nodes(self.s, self.client)
         for b in self.s.pdbs:
             self.client.create_pdb(b)
