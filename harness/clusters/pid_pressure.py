@@ -8,7 +8,7 @@ pressure refuses pods at re-admission), the kit reads ``pid.available`` as the k
 it, sets ``evictionHard: pid.available`` HEADROOM tasks below it and restarts the kubelet; then it
 starts sleeping processes in the node container, outside every pod, until the node is short by
 what the model's ranking calls for. The filler is killed and the configuration put back after.
-A pod's processes are its ``processes:`` sleepers (act.py writer_command), which the kubelet
+A pod's processes are its ``processes:`` sleepers (manifests.py writer_command), which the kubelet
 counts from the pod's cgroup (``process_stats``) and ranks by after priority (rankPIDPressure).
 """
 

@@ -14,7 +14,7 @@ from harness.formats.common import ScenarioError
 from harness.formats.pods import PodSpec, load
 from harness.kube import QOS_MEMORY
 from harness.run.names import Names
-from harness.run.pods.act import v1_pod
+from harness.run.pods.manifests import v1_pod
 from harness.run.pods.expectation import simulate
 from reference.scheduler import view
 

@@ -11,7 +11,7 @@ from harness.clusters import kubelet
 from harness.formats.common import ScenarioError
 from harness.formats.pods import PodSpec, load
 from harness.run.names import Names
-from harness.run.pods.act import v1_pod
+from harness.run.pods.manifests import v1_pod
 from harness.run.pods.expectation import simulate
 from reference.scheduler import view
 

@@ -12,7 +12,7 @@ from harness.clusters import kind, pressure
 from harness.formats.common import ScenarioError
 from harness.formats.pods import load
 from harness.run.names import Names
-from harness.run.pods.act import v1_pod
+from harness.run.pods.manifests import v1_pod
 from harness.run.pods.check import evicted_for_pressure
 from harness.run.pods.expectation import check_expect, simulate
 from reference.scheduler import view
