@@ -77,8 +77,7 @@ class PodGroupSpec(Strict):
     # "all": a preemptor takes every running pod of the group or none (1.36 PodGroup, 1.37 {all: {}});
     # "single": each pod is a victim of its own (1.36 Pod, 1.37 {single: {}}; the default).
     disruptionMode: Literal["single", "all"] = "single"
-    # spec.preemptionPolicy, set by the group itself: served from 1.37 with the PodGroupPreemptionPolicy
-    # gate (the API server drops it otherwise), where it must equal its class's policy.
+    # spec.preemptionPolicy: 1.37 with the PodGroupPreemptionPolicy gate (else dropped); must be its class's
     preemptionPolicy: Literal["PreemptLowerPriority", "Never"] | None = None
 
 
@@ -142,8 +141,7 @@ class Step(FaultFields):
     deletePod: str | None = None
     createClass: ClassSpec | None = None
     updateClass: ClassSpec | None = None
-    # The same change sent as a merge patch (PATCH) rather than a replace (PUT): the API server
-    # validates the result alike, and upstream's Conformance test checks both methods.
+    # The same change as a merge patch (PATCH), not a replace (PUT): upstream's Conformance test checks both.
     patchClass: ClassSpec | None = None
     deleteClass: str | None = None
     createPdb: PdbSpec | None = None
