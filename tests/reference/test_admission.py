@@ -82,3 +82,20 @@ def test_changing_or_deleting_a_class_never_changes_existing_pods():
     s = s.without_class("c")
     assert s.pod_keyed("default/old").priority == 100
     assert isinstance(admit_pod(s, Pod("new", priority_class_name="c")), Rejected)
+
+
+def test_a_pod_group_with_its_own_policy_must_say_what_its_class_says():
+    """With PodGroupPreemptionPolicy on (1.37), the defaulter writes PreemptLowerPriority into a
+    group that leaves spec.preemptionPolicy out, and admission refuses it when its class says Never."""
+    from reference.admission import admit_pod_group
+    from reference.objects import PodGroup
+
+    s = state([pc("polite", 100, never=True)])
+    g = PodGroup("g", "default", priority_class_name="polite")
+    refused = admit_pod_group(s, g, policy_field=True)
+    assert isinstance(refused, Rejected) and refused.field == "spec.preemptionPolicy"
+    assert "(PreemptLowerPriority) must not be provided" in refused.reason and "computed Never" in refused.reason
+    said = admit_pod_group(s, g, policy_field=True, requested_policy="Never")
+    assert isinstance(said, Accepted) and said.obj.preemption_policy == "Never"
+    # Without the gate there is no such field to disagree.
+    assert isinstance(admit_pod_group(s, g), Accepted)

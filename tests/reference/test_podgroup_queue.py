@@ -80,3 +80,17 @@ def test_a_pod_group_is_tried_again_while_its_victims_terminate(release):
     assert again.state.pod_keyed("default/low") == low, "no second delete, no new deletion time"
     assert again.preempted == w.preempted and again.state.pod_keyed("default/h").nominated_node_name == nominated
     assert tried[0].outcome == ("unschedulable" if release == "1.37" else "preempt")
+
+
+def test_validate_pod_group_checks_priority_then_policy_pod_by_pod():
+    """1.37 validatePodGroup: with the policy gate on each pod must have the group's policy; off,
+    the first pod's. A priority mismatch is reported before a policy one."""
+    from reference.podgroup import invalid
+
+    g = PodGroup("g", "default", priority=100, preemption_policy="Never")
+    lower, never = pod("a", 100), pod("b", 100, never=True)
+    assert invalid(g, [never], policy_from_group=True) == ""
+    assert "as the pod group's preemption policy, got PreemptLowerPriority and Never" in invalid(g, [lower], True)
+    assert invalid(g, [lower, lower], policy_from_group=False) == ""
+    assert invalid(g, [never, lower], policy_from_group=False).endswith("got PreemptLowerPriority and Never")
+    assert "same priority" in invalid(g, [pod("c", 7, never=True), lower], policy_from_group=False)
