@@ -231,3 +231,64 @@ def test_a_failed_start_leaves_its_logs_where_the_run_keeps_its_results(tmp_path
     assert e.value.logs == (folder / "kube-controller-manager.log",)
     assert str(folder / "kube-controller-manager.log") in str(e.value) and "never-written" not in str(e.value)
     assert cluster.workdir is None and not (tmp_path / "cache" / "logs").exists()
+
+
+def test_an_exited_component_is_started_again_only_once_the_api_server_is_healthy(tmp_path, monkeypatch):
+    """Started again while the API server still runs a post-start hook, kube-controller-manager
+    would give up as before: the restart waits for /healthz (bounded by the same deadline)."""
+    import os
+    import socket
+
+    from kubernetes import client
+
+    from harness.clusters import kwokctl as kwokctl_module
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    k, ended, kubeconfig = _scheduler_that_exited(tmp_path, KWOKCTL_START.format(port=port), "gave up\n")
+    monkeypatch.setattr(client.CoreV1Api, "list_namespace", lambda self, **kw: object())
+    asked = []
+    monkeypatch.setattr(kwokctl_module, "api_healthy",
+                        lambda api: asked.append(not (tmp_path / "kwokctl-calls").exists()) or len(asked) > 3)
+    try:
+        kwokctl_module.wait_ready(k, kubeconfig, {"kubeSchedulerPort": port}, 20,
+                                  ("kube-controller-manager", "kwok-controller"))
+        # Three answers "not healthy", each with no restart made yet; the fourth let it start.
+        assert asked == [True, True, True, True]
+        assert (tmp_path / "kwokctl-calls").read_text() == "--name c1 start cluster\n"
+    finally:
+        pid = k.pids().get("kube-scheduler")
+        if pid and pid != ended.pid:
+            os.kill(pid, 9)
+
+
+def test_api_healthy_reads_the_api_servers_healthz(tmp_path):
+    import http.server
+    import threading
+
+    from kubernetes import client
+
+    from harness.clusters.kwokctl import api_healthy
+
+    answers = [500, 200]
+
+    class Healthz(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(answers.pop(0) if self.path == "/healthz" else 404)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Healthz)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{server.server_port}"))
+        assert not api_healthy(api)  # a post-start hook still running: 500
+        assert api_healthy(api)
+        api.configuration.host = "http://127.0.0.1:1"
+        assert not api_healthy(api)  # not answering
+    finally:
+        server.shutdown()
+        server.server_close()
