@@ -218,8 +218,9 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
     if group.gang and sum(1 for p in members if not p.terminating) < group.min_count:
         return GroupAttempt(group.key, "held", reasons=(
             f"waits for {group.min_count} pods of gang {group.key} ({sum(1 for p in members if not p.terminating)} exist)",))
+    policy_from_group = has(release, GROUP_POLICY_FROM_GROUP, gates)
     if has(release, GROUP_PRIORITY_MUST_MATCH):
-        why = invalid(group, [p for p in members if not p.terminating], has(release, GROUP_POLICY_FROM_GROUP, gates))
+        why = invalid(group, [p for p in members if not p.terminating], policy_from_group)
         if why:
             return GroupAttempt(group.key, "unschedulable", messages={p.key: why for p in pods}, reasons=(why,))
     first = place(state, pods, choices)
@@ -230,7 +231,7 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
     fitted = WAITING_FOR_GANG if not has(release, GROUP_PLACEMENT_FIXED) else UNSCHEDULABLE
     messages = {p.key: first.failed.get(p.key, fitted) for p in pods}
     rejectors = first.rejectors or frozenset({"NodeResourcesFit"})
-    if preemption_policy(group, members, has(release, GROUP_POLICY_FROM_GROUP, gates)) == PREEMPT_NEVER:
+    if preemption_policy(group, members, policy_from_group) == PREEMPT_NEVER:
         return GroupAttempt(group.key, "unschedulable", messages={k: f"{m} preemption: {NEVER}" for k, m in messages.items()},
                             reasons=(f"pod group {group.key} does not fit and may not preempt: {NEVER}",),
                             rejectors=rejectors)

@@ -80,9 +80,6 @@ def v1_pod(p: PodSpec, names: Names, image: str, node_name: str | None = None,
     )
 
 
-
-
-
 def admission_probe(class_name: str | None, image: str) -> client.V1Pod:
     """A pod that is only ever created with dry run: what admission makes of a class."""
     return client.V1Pod(metadata=client.V1ObjectMeta(name="admission-probe"),
