@@ -135,6 +135,9 @@ class Kwokctl:
         log = self.log_path(component)
         if log.exists():
             log.replace(self.previous_log_path(component))
+        # As in ``restart``: an exited run not yet reaped answers signal 0, and kwokctl would take
+        # it for running and start nothing.
+        self.pid_file(component).unlink(missing_ok=True)
         out = self.run("start", "cluster", timeout=90)
         if out.returncode != 0:
             raise KitError(f"{component} exited while the cluster started, and kwokctl could not start it again "
@@ -212,6 +215,20 @@ def api_healthy(api) -> bool:
         return False
 
 
+def health_failures(api) -> str:
+    """The checks of the API server's /healthz that fail now (its verbose answer's ``[-]`` lines),
+    "none" when it passes, or why it could not be asked: what a late component was waiting on."""
+    try:
+        got = api.call_api(*api.param_serialize("GET", "/healthz", query_params=[("verbose", "true")],
+                                                auth_settings=["BearerToken"]), _request_timeout=5)
+        got.read()
+        text = got.data.decode(errors="replace") if isinstance(got.data, bytes) else str(got.data)
+    except Exception as e:  # not answering is an answer too
+        return f"not answering ({type(e).__name__})"
+    failing = [line.strip() for line in text.splitlines() if line.startswith("[-]")]
+    return ", ".join(failing) if failing else ("none" if got.status == 200 else f"HTTP {got.status}")
+
+
 def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], timeout: float,
                disable: tuple[str, ...] = (), restarts: int = 3) -> None:
     """Bounded wait for what the scenarios rely on, naming the component that is late.
@@ -266,9 +283,12 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
                 if exited or time.monotonic() > deadline:
                     why = "it exited" if exited else f"within {timeout:.0f} s"
                     if component in dead:
-                        why += ", also after it was started again"
+                        why += f", also after it was started again {restarts - left[component]} time(s)"
+                    state = "running" if kwokctl.alive(component) else "not running"
+                    detail = (f"{component}: {state}; the API server's failing health checks: "
+                              f"{health_failures(api) if 'kube-apiserver' not in disable else 'not asked'}")
                     raise KitError(f"{component} did not become ready ({why})",
-                                   logs=kwokctl.logs_of(component) or [kwokctl.logs_dir])
+                                   logs=kwokctl.logs_of(component) or [kwokctl.logs_dir], detail=detail)
                 time.sleep(0.2)
     finally:
         api.close()

@@ -164,6 +164,51 @@ def test_a_component_that_exits_while_the_cluster_starts_is_started_once_more_wi
             os.kill(pid, 9)
 
 
+KWOKCTL_START_SKIPS_LIVE_PIDS = """#!/bin/sh
+# kwokctl's `start cluster` as kwok v0.8 decides it: a component whose pid file names a pid that
+# answers signal 0 counts as running, and is not started.
+d="$KWOK_WORKDIR/clusters/c1"
+echo "$@" >> "$KWOK_WORKDIR/kwokctl-calls"
+[ "$3 $4" = "start cluster" ] || exit 0
+if [ -f "$d/pids/kube-scheduler.pid" ] && kill -0 "$(cat "$d/pids/kube-scheduler.pid")" 2>/dev/null; then exit 0; fi
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(60)' {port} > /dev/null 2>&1 &
+echo $! > "$d/pids/kube-scheduler.pid"
+"""
+
+
+def test_an_exited_component_not_yet_reaped_is_started_again(tmp_path):
+    """A component that exited but that nothing has reaped yet is a zombie: it answers signal 0,
+    so kwokctl would take it for running and start nothing, and the wait would run out its
+    deadline. The restart removes its pid file first."""
+    import os
+    import socket
+    import subprocess
+    import time
+
+    from harness.clusters.kwokctl import wait_ready
+    from harness.host import lifecycle
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    k, _, kubeconfig = _scheduler_that_exited(tmp_path, KWOKCTL_START_SKIPS_LIVE_PIDS.format(port=port), "gave up\n")
+    zombie = subprocess.Popen(["true"])  # never waited for: a zombie until this test ends
+    deadline = time.monotonic() + 10
+    while lifecycle.alive(zombie.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(zombie.pid, 0)  # answers signal 0, as kwokctl asks
+    k.pid_file("kube-scheduler").write_text(f"{zombie.pid}\n")
+    try:
+        wait_ready(k, kubeconfig, {"kubeSchedulerPort": port}, 20,
+                   ("kube-apiserver", "kube-controller-manager", "kwok-controller"))
+        assert k.pids()["kube-scheduler"] != zombie.pid
+    finally:
+        zombie.wait()
+        pid = k.pids().get("kube-scheduler")
+        if pid and pid != zombie.pid:
+            os.kill(pid, 9)
+
+
 KWOKCTL_START_DIES = """#!/bin/sh
 # kwokctl's `start cluster` for a scheduler that fails again at once: a new pid, and no log yet.
 d="$KWOK_WORKDIR/clusters/c1"
@@ -289,6 +334,42 @@ def test_api_healthy_reads_the_api_servers_healthz(tmp_path):
         assert api_healthy(api)
         api.configuration.host = "http://127.0.0.1:1"
         assert not api_healthy(api)  # not answering
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_health_failures_names_the_api_servers_failing_checks():
+    """A late component's error says what the API server was still doing (a post-start hook,
+    etcd), read from /healthz?verbose, or that it did not answer at all."""
+    import http.server
+    import threading
+
+    from kubernetes import client
+
+    from harness.clusters.kwokctl import health_failures
+
+    answers = [(500, "[+]ping ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n[+]etcd ok\n"),
+               (200, "[+]ping ok\nhealthz check passed\n")]
+
+    class Healthz(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            status, body = answers.pop(0) if self.path == "/healthz?verbose=true" else (404, "")
+            self.send_response(status)
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Healthz)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{server.server_port}"))
+        assert health_failures(api) == "[-]poststarthook/rbac/bootstrap-roles failed: reason withheld"
+        assert health_failures(api) == "none"
+        api.configuration.host = "http://127.0.0.1:1"
+        assert health_failures(api).startswith("not answering")
     finally:
         server.shutdown()
         server.server_close()
