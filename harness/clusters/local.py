@@ -31,7 +31,7 @@ from harness.clusters.kwokctl import Kwokctl
 from harness.clusters.link import Link
 from harness.clusters.standby import Standby
 from harness.errors import KitError
-from harness.host import lifecycle, ports, probes
+from harness.host import lifecycle, ports, probes, slots
 from harness.host.cache import kept_logs_dir
 from harness.targets import BUILDS, DEFAULT_BUILD
 
@@ -255,18 +255,20 @@ class LocalCluster:
         self._watchdog = lifecycle.start_watchdog(self.workdir)
         t0 = time.monotonic()
         try:
-            for attempt in range(1, self.options.attempts + 1):
-                try:
-                    self._create(bins)
-                    kwokctl.wait_ready(self._kwokctl, self.kubeconfig, self.ports, self.options.ready_timeout,
-                                       self.options.disable)
-                    break
-                except KitError:
-                    taken = self._kwokctl.port_taken()
-                    if not taken or attempt == self.options.attempts:
-                        raise
-                    # Someone outside the kit took a port between choice and bind: new ports, once more.
-                    self._kwokctl.stop()
+            with slots.start_slot():
+                self.timings["slot"] = time.monotonic() - t0
+                for attempt in range(1, self.options.attempts + 1):
+                    try:
+                        self._create(bins)
+                        kwokctl.wait_ready(self._kwokctl, self.kubeconfig, self.ports, self.options.ready_timeout,
+                                           self.options.disable)
+                        break
+                    except KitError:
+                        taken = self._kwokctl.port_taken()
+                        if not taken or attempt == self.options.attempts:
+                            raise
+                        # Someone outside the kit took a port between choice and bind: new ports, once more.
+                        self._kwokctl.stop()
         except KitError as e:
             # Nothing may stay behind, but the logs the message points to must:
             # they move to the cache's log folder first.
@@ -277,7 +279,7 @@ class LocalCluster:
             # Ctrl-C or SIGTERM half-way: nothing may stay behind.
             self.down()
             raise
-        self.timings["up"] = time.monotonic() - t0
+        self.timings["up"] = time.monotonic() - t0 - self.timings.get("slot", 0.0)  # the start itself
         self.flush = self._printed_flush()
         return self.kubeconfig  # type: ignore[return-value]
 

@@ -1,0 +1,67 @@
+"""The machine's start slots: never more control planes starting at once than there are slots,
+across threads and processes, and a slot freed when its holder ends."""
+
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+
+def test_no_more_holders_at_once_than_slots(tmp_path, monkeypatch):
+    from harness.host import slots
+
+    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(slots, "count", lambda: 2)
+    holding, most, lock = [0], [0], threading.Lock()
+
+    def start() -> None:
+        with slots.start_slot(poll=0.01):
+            with lock:
+                holding[0] += 1
+                most[0] = max(most[0], holding[0])
+            time.sleep(0.1)
+            with lock:
+                holding[0] -= 1
+
+    threads = [threading.Thread(target=start) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert most[0] == 2 and holding[0] == 0
+
+
+def test_a_slot_held_by_another_process_is_waited_for_and_freed_when_it_exits(tmp_path, monkeypatch):
+    from harness.host import slots
+
+    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(slots, "count", lambda: 1)
+    (tmp_path / "start-slots").mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,sys,time; f=open(sys.argv[1],'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
+                               "print('held', flush=True); time.sleep(1)", str(tmp_path / "start-slots" / "0.lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        t0 = time.monotonic()
+        with slots.start_slot(poll=0.02) as index:
+            waited = time.monotonic() - t0
+        assert index == 0 and waited > 0.5  # it waited for the other process's start
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_stop_request_ends_the_wait(tmp_path, monkeypatch):
+    from harness.host import lifecycle, slots
+
+    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(slots, "count", lambda: 1)
+    monkeypatch.setattr(lifecycle, "_stopping", threading.Event())
+    with slots.start_slot():
+        lifecycle._stopping.set()
+        with pytest.raises(lifecycle.StopRequested):
+            with slots.start_slot(poll=0.01):
+                pass
