@@ -1,5 +1,7 @@
 """The local cluster without starting it: its configuration, its start and what a failed start leaves."""
 
+from contextlib import contextmanager
+
 import pytest
 import yaml
 
@@ -308,53 +310,18 @@ def test_an_exited_component_is_started_again_only_once_the_api_server_is_health
             os.kill(pid, 9)
 
 
-def test_api_healthy_reads_the_api_servers_healthz(tmp_path):
+@contextmanager
+def _healthz(answers: dict[str, list[tuple[int, str]]]):
+    """A fake API server answering each path in turn from ``answers`` (status, body), 404 elsewhere:
+    a client of it, whose host a test may point elsewhere."""
     import http.server
     import threading
 
     from kubernetes import client
 
-    from harness.clusters.kwokctl import api_healthy
-
-    answers = [500, 200]
-
     class Healthz(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            self.send_response(answers.pop(0) if self.path == "/healthz" else 404)
-            self.end_headers()
-
-        def log_message(self, *a):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Healthz)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        api = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{server.server_port}"))
-        assert not api_healthy(api)  # a post-start hook still running: 500
-        assert api_healthy(api)
-        api.configuration.host = "http://127.0.0.1:1"
-        assert not api_healthy(api)  # not answering
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_health_failures_names_the_api_servers_failing_checks():
-    """A late component's error says what the API server was still doing (a post-start hook,
-    etcd), read from /healthz?verbose, or that it did not answer at all."""
-    import http.server
-    import threading
-
-    from kubernetes import client
-
-    from harness.clusters.kwokctl import health_failures
-
-    answers = [(500, "[+]ping ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n[+]etcd ok\n"),
-               (200, "[+]ping ok\nhealthz check passed\n")]
-
-    class Healthz(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            status, body = answers.pop(0) if self.path == "/healthz?verbose=true" else (404, "")
+            status, body = answers[self.path].pop(0) if answers.get(self.path) else (404, "")
             self.send_response(status)
             self.end_headers()
             self.wfile.write(body.encode())
@@ -365,11 +332,30 @@ def test_health_failures_names_the_api_servers_failing_checks():
     server = http.server.HTTPServer(("127.0.0.1", 0), Healthz)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        api = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{server.server_port}"))
+        yield client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{server.server_port}"))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_api_healthy_reads_the_api_servers_healthz():
+    from harness.clusters.kwokctl import api_healthy
+
+    with _healthz({"/healthz": [(500, ""), (200, "ok")]}) as api:
+        assert not api_healthy(api)  # a post-start hook still running: 500
+        assert api_healthy(api)
+        api.configuration.host = "http://127.0.0.1:1"
+        assert not api_healthy(api)  # not answering
+
+
+def test_health_failures_names_the_api_servers_failing_checks():
+    """A late component's error says what the API server was still doing (a post-start hook,
+    etcd), read from /healthz?verbose, or that it did not answer at all."""
+    from harness.clusters.kwokctl import health_failures
+
+    failing = "[+]ping ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n[+]etcd ok\n"
+    with _healthz({"/healthz?verbose=true": [(500, failing), (200, "[+]ping ok\nhealthz check passed\n")]}) as api:
         assert health_failures(api) == "[-]poststarthook/rbac/bootstrap-roles failed: reason withheld"
         assert health_failures(api) == "none"
         api.configuration.host = "http://127.0.0.1:1"
         assert health_failures(api).startswith("not answering")
-    finally:
-        server.shutdown()
-        server.server_close()
