@@ -6,6 +6,7 @@ These start clusters of their own (a few seconds each) from the cached binaries.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -36,12 +37,16 @@ def test_a_scheduler_that_does_not_start_is_named_with_its_log(tmp_path):
         echo "scheduler: cannot start" >&2; exit 1
         """))
     broken.chmod(0o755)
+    # Its logs kept in the test's folder, not the user's cache: this failure is the test's own.
     c = LocalCluster(ClusterOptions(build="upstream", scheduler_binary=broken, name=f"fault-{os.getpid()}",
-                                    ready_timeout=20))
+                                    ready_timeout=20, failure_logs=tmp_path / "kept"))
     with pytest.raises(KitError) as e:
         c.up()
     message = str(e.value)
     assert "kube-scheduler did not become ready" in message
+    # What it was waiting on: the scheduler down, and what the API server said of its health.
+    assert re.search(r"kube-scheduler: not running; the API server's failing health checks: \S", message), message
+    assert all(tmp_path / "kept" in log.parents for log in e.value.logs)
     # Every log the error names outlives the cluster and is named in the message, the first run's
     # first (a component that exits is started once more, as the kubelet restarts a static pod);
     # the first run's holds the failure.
