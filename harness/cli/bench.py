@@ -1,7 +1,7 @@
-"""`bench model|cluster|preemption`: the kit's benchmarks. They measure and print figures
+"""`bench model|cluster|suite|preemption`: the kit's benchmarks. They measure and print figures
 (docs/figures.md, docs/bench.md); nothing fails because a figure is slow.
 
-`model` and `cluster` are scripts in the checkout's benchmarks/ folder; `preemption`'s logic is in
+`model`, `cluster` and `suite` are scripts in the checkout's benchmarks/ folder; `preemption`'s logic is in
 harness.bench, so it runs from an installed kit too. `bench NAME --help` never runs one.
 """
 
@@ -20,6 +20,9 @@ BENCHMARKS = {
              "(no cluster; under a minute)",
     "cluster": "the local cluster: warm bring-up and teardown of each build, and with --cold a cold "
                "build of every binary (minutes)",
+    "suite": "where a stranger's first run goes: the README's two commands from a fresh clone with an "
+             "empty cache, split into virtualenv, each binary's build, cluster start, longest scenario, "
+             "unit tests and total (a full run: 15 to 30 minutes)",
     "preemption": "how fast each build and release preempts on 100 to 5,000 kwok nodes, and whether "
                   "it preempted right (about 15 minutes at the default sizes)",
 }
