@@ -100,8 +100,11 @@ def disconnect(world: World, seconds: float) -> World:
     a DeletedFinalStateUnknown tombstone, ``eventhandlers.go`` deletePodFromCache). So, as after a
     pause, each event wakes whom it wakes and the flush that was due runs. The scheduler kept
     running meanwhile, but on a view that did not change it decides as before, and nothing it
-    could write is modelled: a disconnect is a step of its own at a quiet moment, never a during:
-    fault.
+    could write is modelled: a disconnect is a step of its own at a quiet moment, or a during:
+    fault once a victim is gone, when the preemption's only write left is the bind. A bind that
+    fails while cut forgets the assumed pod and retries it after its backoff (v1.35.8
+    ``schedule_one.go`` handleBindingCycleError), so it binds once the connection is back, as the
+    model's scheduler, which sees nothing until then, does.
     """
     return catch_up(world, seconds, f"the scheduler's connection to the API server is cut for {seconds:g} s: "
                                     "what happened meanwhile reaches it when its watches resume")

@@ -281,7 +281,8 @@ def _fault(draw, drawn: set[str], during: bool = False) -> dict:
     """One fault's fields (harness.formats.pods.FAULT_ACTIONS), ``drawn`` the kinds drawn before:
     after a failover the leader is the standby, which the kit does not restart, and no second
     failover is possible; a disconnect cuts the first scheduler's connection, so it and a failover
-    are never in one scenario, and it is a step of its own (its writes failing is not modelled)."""
+    are never in one scenario, and it is drawn as a step of its own (a during: one may only come at
+    victimGone, and drawing it would change every later draw of a seed already run)."""
     kinds = ["pauseScheduler", "restartApiserver"]
     if "failover" not in drawn:
         kinds += ["restartScheduler"] * 2 + ([] if "disconnectScheduler" in drawn else ["failover"])

@@ -368,7 +368,7 @@ class Scenario(Strict):
     @property
     def needs_link(self) -> bool:
         """Whether it cuts the scheduler's own connection to the API server (harness.clusters.link)."""
-        return any(s.disconnectScheduler for s in self.steps)
+        return any(s.disconnectScheduler or (s.during and s.during.disconnectScheduler) for s in self.steps)
 
     @property
     def needs_kwok(self) -> str:

@@ -71,12 +71,18 @@ def test_one_failover_per_scenario_and_no_scheduler_restart_after_it(tmp_path):
     assert ok.needs_standby and ok.faults == ("failover", "restartApiserver")
 
 
-def test_a_disconnect_is_a_step_of_its_own_and_not_beside_a_failover(tmp_path):
-    msg = error_of(scenario(tmp_path, """
+def test_a_disconnect_is_a_during_fault_only_once_a_victim_is_gone_and_not_beside_a_failover(tmp_path):
+    for point in ("victimMarked", "victimDeleting", "nominated"):
+        msg = error_of(scenario(tmp_path, f"""
+            - createPod: {{name: p, class: low}}
+              during: {{disconnectScheduler: 5s, at: {point}}}
+        """, name=f"at-{point}"))
+        assert "steps[0].during" in msg and f"only at victimGone, not at {point}" in msg
+    gone = load(scenario(tmp_path, """
         - createPod: {name: p, class: low}
-          during: {disconnectScheduler: 5s, at: nominated}
-    """))
-    assert "steps[0].during" in msg and "disconnectScheduler is a step of its own" in msg
+          during: {disconnectScheduler: 5s, at: victimGone}
+    """, name="gone"))
+    assert gone.needs_link and gone.faults == ("during.disconnectScheduler",)
     msg = error_of(scenario(tmp_path, """
         - failover: takeLease
         - disconnectScheduler: 5s
