@@ -276,7 +276,9 @@ def wait_ready(kwokctl: Kwokctl, kubeconfig: Path, listening: dict[str, int], ti
                 # Until the restart's pid is written, the pid file still names the run that exited.
                 exited = pid is not None and pid != dead.get(component) and not kwokctl.alive(component)
                 if exited and left[component] > 0 and kwokctl.port_taken() is None:
-                    if "kube-apiserver" not in disable and not api_healthy(api) and time.monotonic() < deadline:
+                    # (Not for the API server itself: it is what /healthz would wait on.)
+                    if (component != "kube-apiserver" and "kube-apiserver" not in disable and not api_healthy(api)
+                            and time.monotonic() < deadline):
                         # Started again now, it would give up on the same slow post-start hook:
                         # wait until the API server is healthy, so each restart counts.
                         time.sleep(0.5)

@@ -23,6 +23,7 @@ def write(directory: Path, files: Mapping[str, str | bytes]) -> Path:
     """Write each file (text or bytes) under ``directory``, made if need be."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)  # a name may hold a folder
         if isinstance(content, bytes):
             (directory / name).write_bytes(content)
         else:

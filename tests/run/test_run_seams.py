@@ -262,3 +262,21 @@ def test_the_models_course_puts_a_victims_end_at_its_grace():
     first, last = course[0][1], course[-1][1]
     assert first["victim"].phase == "terminating" and first["preemptor"].phase == "pending"
     assert last["victim"].phase == "gone" and last["preemptor"].phase == "running"
+
+
+def test_a_failed_runs_component_logs_are_copied_into_its_artifacts(tmp_path):
+    """A fault step's restart that failed names logs in the cluster's directory, which goes with
+    the cluster: the archive keeps their copies (the tail of a long one), a folder's logs too,
+    and passes over one already gone."""
+    from harness.run.artifacts import write
+    from harness.run.pods.archive import component_logs
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "kube-apiserver.log").write_text("bind: address already in use\n")
+    (logs / "etcd.log").write_bytes(b"x" * 100 + b"tail")
+    files = component_logs((logs / "kube-apiserver.log", logs, tmp_path / "gone.log"), most=4)
+    assert files == {"cluster-logs/kube-apiserver.log": b"bind: address already in use\n"[-4:],
+                     "cluster-logs/etcd.log": b"tail"}
+    write(tmp_path / "artifacts", files)
+    assert (tmp_path / "artifacts" / "cluster-logs" / "etcd.log").read_bytes() == b"tail"

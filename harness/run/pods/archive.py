@@ -52,10 +52,26 @@ def keep_failure(archive: Archive, result: Result, history: PodHistory | None, k
     if log is not None:
         files["kube-scheduler.log"] = log
     files.update(timeline_files(archive, result, history))
+    files.update(component_logs(result.error_logs))
     files["report.txt"] = result.report()
     d = archive.folder()
     artifacts.write(d, files)
     result.artifacts = d
+
+
+def component_logs(logs: tuple[Path, ...], most: int = 4 << 20) -> dict[str, bytes]:
+    """Copies of the component logs an error named (their last ``most`` bytes each), as
+    ``cluster-logs/<file>``: the cluster's directory, where they are, goes with the cluster."""
+    out: dict[str, bytes] = {}
+    for log in logs:
+        for f in sorted(log.glob("*.log")) if log.is_dir() else [log]:
+            try:
+                with open(f, "rb") as src:
+                    src.seek(max(0, f.stat().st_size - most))
+                    out[f"cluster-logs/{f.name}"] = src.read()
+            except OSError:
+                continue  # gone already: the report still names it
+    return out
 
 
 def keep_timeline(archive: Archive, result: Result, history: PodHistory | None) -> None:
@@ -76,4 +92,4 @@ def timeline_files(archive: Archive, result: Result, history: PodHistory | None)
     return timeline.files(versions, result.steps, f"{archive.scenario} [{archive.label}, Kubernetes {archive.release}]")
 
 
-__all__ = ["Archive", "keep_failure", "keep_timeline", "timeline_files"]
+__all__ = ["Archive", "component_logs", "keep_failure", "keep_timeline", "timeline_files"]

@@ -49,6 +49,9 @@ class Result:
     build: str
     steps: list[StepRecord] = field(default_factory=list)
     error: str = ""
+    # The component logs a KitError named (a fault step's restart that failed): inside a cluster
+    # directory that goes with the cluster, so the archive keeps copies.
+    error_logs: tuple[Path, ...] = ()
     seconds: float = 0.0
     artifacts: Path | None = None
     cancelled: bool = False  # stopped before its verdict because it was no longer needed

@@ -127,6 +127,7 @@ class PodRun(ScenarioRun):
             self.result.cancelled = self.cancel.is_set() and not lifecycle.stopping()
         except KitError as e:
             self.result.error = str(e)
+            self.result.error_logs = e.logs
         except ApiException as e:
             self.result.error = f"API error {e.status}: {e.reason}: {(e.body or '')[:300]}"
         except Exception:
