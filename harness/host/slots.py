@@ -1,11 +1,12 @@
 """Start slots: how many control planes may be starting at once on this machine, across every
-kit process (one run's own clusters, a fault test's four, a second run beside it).
+kit process that shares the cache (one run's own clusters, a fault test's four, a second run
+beside it; a run with a cache of its own, PRIORITYKIT_CACHE, has slots of its own).
 
 A control plane's start is the costly part of its life: the API server's post-start hooks (RBAC's
 bootstrap roles, the system priority classes) take seconds of CPU, and kube-controller-manager
-gives /healthz only 10 s before it exits. Started six at a time on 2 cores (CI's short run: each
-build's shared cluster, two own clusters a build, and the fault tests' four), every controller
-manager outlived that wait and had to be started again. A cluster that is up costs little, so
+gives /healthz only 10 s before it exits. CI's short run starts six at a time on 2 cores (each
+build's shared cluster, two own clusters a build, and the fault tests' four), and in its last
+failed run three own clusters lost their controller manager so. A cluster that is up costs little, so
 only the start holds a slot; the wait for one does not count against the start's own deadline.
 """
 
