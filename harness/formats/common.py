@@ -142,7 +142,7 @@ def least_seconds(steps, flush: timedelta = timedelta(minutes=5)) -> float:
     """A lower bound of a scenario's run time: the time its steps make pass on purpose."""
     return sum((_at(st.wait, flush)).total_seconds() + (_at(st.settle, flush)).total_seconds()
                + (_at(getattr(st, "pauseScheduler", None), flush)).total_seconds()
-               + (_at(getattr(st, "disconnectScheduler", None), flush)).total_seconds()
+               + (_at(getattr(st, "disconnect", None), flush)).total_seconds()
                + (_at(getattr(getattr(st, "during", None), "pauseScheduler", None), flush)).total_seconds()
                for st in steps)
 

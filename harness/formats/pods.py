@@ -182,6 +182,11 @@ class Step(FaultFields):
     def action(self) -> str | None:
         return next((k for k in ACTIONS if getattr(self, k) is not None), None)
 
+    @property
+    def disconnect(self) -> timedelta | None:
+        """How long the step cuts the scheduler's connection, as its own action or its during:'s."""
+        return self.disconnectScheduler or (self.during.disconnectScheduler if self.during else None)
+
 
 class Scenario(Strict):
     id: ScenarioId
@@ -368,7 +373,7 @@ class Scenario(Strict):
     @property
     def needs_link(self) -> bool:
         """Whether it cuts the scheduler's own connection to the API server (harness.clusters.link)."""
-        return any(s.disconnectScheduler or (s.during and s.during.disconnectScheduler) for s in self.steps)
+        return any(s.disconnect for s in self.steps)
 
     @property
     def needs_kwok(self) -> str:

@@ -83,6 +83,7 @@ def test_a_disconnect_is_a_during_fault_only_once_a_victim_is_gone_and_not_besid
           during: {disconnectScheduler: 5s, at: victimGone}
     """, name="gone"))
     assert gone.needs_link and gone.faults == ("during.disconnectScheduler",)
+    assert gone.least_seconds() == 5.0, "a during: disconnect makes time pass, as a during: pause does"
     msg = error_of(scenario(tmp_path, """
         - failover: takeLease
         - disconnectScheduler: 5s

@@ -21,6 +21,11 @@ def test_no_more_holders_at_once_than_slots(tmp_path, monkeypatch):
             with lock:
                 holding[0] += 1
                 most[0] = max(most[0], holding[0])
+            # Held until two overlap (or 5 s), so a slow thread start on a loaded machine does not
+            # make the overlap look missing; then a moment longer, for a third to try its luck.
+            end = time.monotonic() + 5
+            while most[0] < 2 and time.monotonic() < end:
+                time.sleep(0.01)
             time.sleep(0.1)
             with lock:
                 holding[0] -= 1

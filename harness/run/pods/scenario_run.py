@@ -287,7 +287,7 @@ class PodRun(ScenarioRun):
             lifecycle.pause(max(0.0, look_from - (time.monotonic() - acted.at)), self.cancel)
         else:
             deadline = max(settle_bound(before, w) for w in worlds)
-            if step.disconnectScheduler is not None or (step.during and step.during.disconnectScheduler is not None):
+            if step.disconnect is not None:
                 deadline += RECONNECT  # its watches are retried up to that far apart
         rejected = self.client.rejected
         must_attempt = {step.createPod.name} if step.createPod and step.createPod.name not in rejected else set()
