@@ -11,13 +11,21 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .objects import ClusterState, Pod
 from .victim import start_time
 
 if TYPE_CHECKING:
     from .preemption import NodeVerdict
+
+ScoreFunc = Callable[["NodeVerdict", "tuple[Pod, ...]"], int]
+"""One of a preemption plugin's OrderedScoreFuncs (preemption.Interface; preemption.go 1.34:127,
+1.35:127, 1.37:62, read by SelectCandidate at 1.34:408, 1.35:442, 1.37:299): a candidate's score
+(higher is better) from its verdict and its victim pods, most important first, as upstream's
+funcs read them from the candidates' victims map. A plugin's funcs, when it returns some, replace
+the default criteria in pickOneNodeForPreemption: compared in order, the next only among the nodes
+tied on the one before. DefaultPreemption returns none."""
 
 CRITERIA = (
     "fewest PDB violations",
@@ -49,7 +57,8 @@ def num_candidates(potential_nodes: int, percentage: int = 10, absolute: int = 1
 
 
 def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime,
-               sample: int | None = None) -> tuple[frozenset[str], str]:
+               sample: int | None = None, *, score_funcs: tuple[ScoreFunc, ...] | None = None,
+               ) -> tuple[frozenset[str], str]:
     """The set of nodes the preemptor may be nominated to, and why.
 
     With all candidates evaluated, the best by upstream's criteria (ties are a
@@ -57,11 +66,17 @@ def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime
     random offset in an order the model cannot know, a candidate may win if
     some such sample holds it and nothing better; a sample must hold a
     PDB-respecting candidate when one exists.
+
+    ``score_funcs``: the plugin's OrderedScoreFuncs (ScoreFunc), in place of upstream's criteria;
+    None or empty, those criteria.
     """
     if len(candidates) == 1:
         return frozenset({candidates[0].node}), "the only candidate"
     pods = {p.key: p for p in state.pods}
-    scores = {v.node: node_score(v, pods, now) for v in candidates}
+    if score_funcs:
+        scores = {v.node: tuple(f(v, tuple(pods[k] for k in v.victims)) for f in score_funcs) for v in candidates}
+    else:
+        scores = {v.node: node_score(v, pods, now) for v in candidates}
     if sample is not None and len(candidates) > sample:
         any_clean = any(v.pdb_violations == 0 for v in candidates)
         ranked = sorted(scores.values())
@@ -79,8 +94,8 @@ def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime
     if len(winners) == 1:
         runner_up = max(sc for n, sc in scores.items() if n != winners[0])
         decided = next(i for i, (a, b) in enumerate(zip(best, runner_up)) if a != b)
-        return frozenset(winners), CRITERIA[decided]
+        return frozenset(winners), f"the plugin's score function {decided + 1}" if score_funcs else CRITERIA[decided]
     return frozenset(winners), "tie: the scheduler picks any of these"
 
 
-__all__ = ["CRITERIA", "node_score", "num_candidates", "pick_nodes"]
+__all__ = ["CRITERIA", "ScoreFunc", "node_score", "num_candidates", "pick_nodes"]

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import lru_cache
-from typing import Protocol
+from functools import cmp_to_key, lru_cache
+from typing import Callable, Protocol
 
 from . import filter as flt
-from .candidates import num_candidates, pick_nodes
+from .candidates import ScoreFunc, num_candidates, pick_nodes
 from .fit_error import NOT_HELPFUL, fit_error, summary
 from .objects import PREEMPT_NEVER, ClusterState, Node, Pod
 from .release import DEFAULT_RELEASE, LONE_PREEMPTOR_GROUP_VICTIMS, Gates, has
 from .toleration import DEFAULT_PREFIX, ClassMissing, Exemption, exempted_from_preemption
-from .victim import Unit, pdb_verdicts, pod_priority, units_by_node
+from .victim import Unit, Victim, pdb_verdicts, pod_priority, start_time, units_by_node
 
 
 # --- the two extension points ---------------------------------------------------
@@ -34,6 +34,7 @@ class VictimCheck:
 
 
 LOWER_PRIORITY = VictimCheck(True, "lower priority than the preemptor")
+NOT_ELIGIBLE = VictimCheck(False, "not eligible: the plugin's IsEligiblePod says no")
 
 
 class PreemptionPlugin(Protocol):
@@ -101,6 +102,46 @@ PLUGINS: dict[str, PreemptionPlugin] = {
 }
 
 
+# --- DefaultPreemption's hooks ----------------------------------------------------
+# Upstream lets a plugin built on DefaultPreemption replace two of its fields, and any preemption
+# plugin answer OrderedScoreFuncs (reference.candidates.ScoreFunc). The model takes them as optional
+# pure functions of the evaluator's steps below; None is upstream's default, which is what every
+# scenario runs, so only a test that hands one in sees a difference.
+
+EligibleVictim = Callable[[Node, Victim, Pod], bool]
+"""DefaultPreemption.IsEligiblePod: may ``victim``, on ``node``, go for ``preemptor``? Asked only of
+victims already below the preemptor's priority (that test stays the evaluator's own), and an
+answer of False keeps the victim. Upstream's default says yes to all.
+
+1.34/1.35 (IsEligiblePodFunc over a ``fwk.PodInfo``; default_preemption.go 1.34:55, 1.35:51): the
+victim is a pod (here a one-pod Victim at its own priority), asked on its node, in
+SelectVictimsOnNode (isPreemptionAllowed, 1.34:362, 1.35:351) and for the terminating pods on
+the preemptor's nominated node in PodEligibleToPreemptOthers (1.34:344, 1.35:333).
+1.37 (over a ``preemption.Victim``; 1.37:53): the victim is a pod or, with GenericWorkload on, a
+pod group disrupted as a whole at the group's priority, asked once for each node it has pods on
+and kept if any says no (isPreemptionAllowedAcrossAllVictimNodes, 1.37:490); a pod on the
+nominated node is asked as a one-pod victim there (1.37:468, 481)."""
+
+MoreImportant = Callable[[Victim, Victim], bool]
+"""The order SelectVictimsOnNode gives victims back in: True when the first is the more important
+(it is tried first, so less likely to go). It sorts the node's potential victims before the
+reprieve and, when some would violate a PDB and some not, the victims after it, which is the
+order a candidate lists them in.
+
+1.34/1.35: DefaultPreemption.MoreImportantPod over two pods (default_preemption.go 1.34:65, used at
+274 and 311; 1.35:61, used at 263 and 300), default util.MoreImportantPod. 1.37:
+DefaultPreemption.MoreImportantVictim over two victims (1.37:63, used at 381 and 431), default
+preemption.MoreImportantVictim. Both defaults are reference.victim.more_important_victim, which
+a hook may fall back on."""
+
+
+def _victim_view(state: ClusterState, item, members, now: datetime) -> Victim:
+    """What the hooks see of a dry-run victim: a pod (``members`` None) or a Unit."""
+    if members is None:
+        return Victim((item,), item.priority, False, start_time(item, now))
+    return Victim(tuple(members(item)), item.priority, item.grouped, item.start)
+
+
 # --- results --------------------------------------------------------------------
 
 
@@ -161,23 +202,34 @@ class Prediction:
 
 
 def eligible(state: ClusterState, pod: Pod, plugin: PreemptionPlugin, nominated_status: flt.Status | None,
-             as_groups: bool = False) -> tuple[bool, str]:
+             as_groups: bool = False, *, eligible_victim: EligibleVictim | None = None,
+             now: datetime | None = None) -> tuple[bool, str]:
     """PodEligibleToPreemptOthers. ``as_groups``: a pod on the nominated node counts at its pod
-    group's priority (1.37 with GenericWorkload on: NewPodVictim, GetPodPriority)."""
+    group's priority (1.37 with GenericWorkload on: NewPodVictim, GetPodPriority). A terminating pod
+    there holds the preemptor back only if ``eligible_victim`` (IsEligiblePod) would let it go;
+    the hook needs ``now``, when a pod without a start time counts as started."""
+    if eligible_victim is not None and now is None:
+        raise TypeError("eligible(): an eligible_victim hook needs now")
     if pod.preemption_policy == PREEMPT_NEVER:
         return False, "not eligible due to preemptionPolicy=Never."
     if pod.nominated_node_name:
         if nominated_status is not None and nominated_status.code == flt.UNRESOLVABLE:
             return True, ""
         for other in state.pods_on(pod.nominated_node_name):
-            if plugin.terminating_blocks(other, pod, pod_priority(state, other) if as_groups else other.priority):
+            at = pod_priority(state, other) if as_groups else other.priority
+            if plugin.terminating_blocks(other, pod, at) and (
+                    eligible_victim is None or eligible_victim(
+                        state.node_named(other.node_name),
+                        Victim((other,), at, as_groups and bool(other.group), start_time(other, now)),
+                        pod)):
                 return False, "not eligible due to a terminating pod on the nominated node."
     return True, ""
 
 
 def select_victims_on_node(
     state: ClusterState, preemptor: Pod, node: Node, plugin: PreemptionPlugin, now: datetime, status: flt.Status,
-    units: list[Unit] | None = None,
+    units: list[Unit] | None = None, *, eligible_victim: EligibleVictim | None = None,
+    more_important: MoreImportant | None = None,
 ) -> NodeVerdict:
     """The dry run on one node (SelectVictimsOnNode): remove every lower-priority victim the plugin
     allows, check that the preemptor fits, then give victims back, most important first, while it
@@ -186,7 +238,10 @@ def select_victims_on_node(
     ``units``: the victims below the preemptor that have a pod on this node, as 1.37 gathers them
     with GenericWorkload on (reference.victim.units_by_node): a unit goes or stays whole, and its
     pods on other nodes go with it (their room there is of no use here, but they are victims and
-    count in the node choice). None: each lower-priority pod on the node is a victim of its own."""
+    count in the node choice). None: each lower-priority pod on the node is a victim of its own.
+
+    ``eligible_victim`` and ``more_important``: the plugin's hooks (IsEligiblePod, and
+    MoreImportantPod or from 1.37 MoreImportantVictim); None, upstream's defaults."""
     members = None if units is None else (lambda u: [state.pod_keyed(k) for k in u.keys])
     items: list = [p for p in state.pods_on(node.name) if p.priority < preemptor.priority] if units is None else units
     potential: list = []
@@ -201,6 +256,11 @@ def select_victims_on_node(
                     break
         except ClassMissing as e:
             return NodeVerdict(node.name, status, reason=f"error: {e}")
+        if check.allowed and eligible_victim is not None:
+            view = _victim_view(state, item, members, now)
+            if not all(eligible_victim(state.node_named(n), view, preemptor)
+                       for n in dict.fromkeys(p.node_name for p in pods)):
+                check = NOT_ELIGIBLE
         if check.allowed:
             potential.append(item)
         else:
@@ -279,8 +339,13 @@ def select_victims_on_node(
             return True
 
     # Most important first: for pods priority, then the earlier start (inlined: a hot path); for units
-    # MoreImportantVictim, which reduces to that for pods in no group.
-    order = Unit.importance if members else (lambda p: (-p.priority, p.start_time or now))
+    # MoreImportantVictim, which reduces to that for pods in no group. A plugin's own order replaces it.
+    if more_important is None:
+        order = Unit.importance if members else (lambda p: (-p.priority, p.start_time or now))
+    else:
+        views = {item: _victim_view(state, item, members, now) for item in potential}
+        order = cmp_to_key(lambda a, b: -1 if more_important(views[a], views[b])
+                           else 1 if more_important(views[b], views[a]) else 0)
     potential.sort(key=order)
     verdicts = list(pdb_verdicts(potential, state.pdbs, state.pods, members))
     violating, fine = [v for v in verdicts if v[1]], [v for v in verdicts if not v[1]]
@@ -314,13 +379,18 @@ def filter_nodes(state: ClusterState, pod: Pod) -> tuple[dict[str, flt.Status], 
 
 
 def dry_run(state: ClusterState, pod: Pod, plugin, now: datetime, statuses: dict[str, flt.Status],
-            units: dict | None = None) -> list[NodeVerdict]:
+            units: dict | None = None, *, eligible_victim: EligibleVictim | None = None,
+            more_important: MoreImportant | None = None) -> list[NodeVerdict]:
     """Every node's verdict in the preemption's dry run (DryRunPreemption): an unresolvable node
     is no candidate; each other one gets its victims (select_victims_on_node), and one where the
     preemptor fits with every pod back is no candidate either: upstream takes that for an error
     ("expected at least one victim pod on node"). The filters saw the same pods and turned the
     node down, so only a dry run that sees a node otherwise than the filters did meets it; with no
-    candidate left, upstream's PostFilter then fails with that error."""
+    candidate left, upstream's PostFilter then fails with that error. ``eligible_victim``,
+    ``more_important``: the plugin's hooks, as select_victims_on_node takes them."""
+    # Only hooks handed in are passed on: the victim search may be a test's stand-in that takes none.
+    hooks = {name: hook for name, hook in (("eligible_victim", eligible_victim), ("more_important", more_important))
+             if hook is not None}
     verdicts: list[NodeVerdict] = []
     for node in state.nodes:
         st = statuses[node.name]
@@ -329,7 +399,7 @@ def dry_run(state: ClusterState, pod: Pod, plugin, now: datetime, statuses: dict
                                         + " (UnschedulableAndUnresolvable)"))
             continue
         verdict = select_victims_on_node(state, pod, node, plugin, now, st,
-                                         None if units is None else units.get(node.name, []))
+                                         None if units is None else units.get(node.name, []), **hooks)
         if verdict.candidate and not verdict.victims:
             why = f'expected at least one victim pod on node "{node.name}"'
             verdict = replace(verdict, candidate=False, reason=why, message_reasons=(why,))
@@ -338,9 +408,13 @@ def dry_run(state: ClusterState, pod: Pod, plugin, now: datetime, statuses: dict
 
 
 def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime,
-            release: str = DEFAULT_RELEASE, gates: Gates = ()) -> Prediction:
+            release: str = DEFAULT_RELEASE, gates: Gates = (), *, eligible_victim: EligibleVictim | None = None,
+            more_important: MoreImportant | None = None, score_funcs: tuple[ScoreFunc, ...] | None = None,
+            ) -> Prediction:
     """One scheduling attempt of a pending pod: schedule, preempt, or stay pending. ``release`` and
-    ``gates`` decide how victims are weighed (``release.LONE_PREEMPTOR_GROUP_VICTIMS``)."""
+    ``gates`` decide how victims are weighed (``release.LONE_PREEMPTOR_GROUP_VICTIMS``).
+    ``eligible_victim``, ``more_important``, ``score_funcs``: the plugin's hooks (EligibleVictim,
+    MoreImportant, reference.candidates.ScoreFunc); None, upstream's defaults."""
     plugin = PLUGINS[build] if isinstance(build, str) else build
     pod = state.pod_keyed(pod_key)
     if pod is None:
@@ -357,13 +431,15 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     n = len(state.nodes)
     filter_msg = fit_error(statuses)
     as_groups = has(release, LONE_PREEMPTOR_GROUP_VICTIMS, gates)
-    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups)
+    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups,
+                       eligible_victim=eligible_victim, now=now)
     if not ok:
         return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",
                           rejectors=rejectors)
 
     units = units_by_node(state, pod.priority, release, now) if as_groups else None
-    verdicts = dry_run(state, pod, plugin, now, statuses, units)
+    verdicts = dry_run(state, pod, plugin, now, statuses, units, eligible_victim=eligible_victim,
+                       more_important=more_important)
     candidates = [v for v in verdicts if v.candidate]
     if not candidates:
         # The message names a node left out of the dry run as upstream does.
@@ -377,7 +453,7 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
             retry_not_before=min(ends) if ends else None, rejectors=rejectors,
         )
     potential = sum(1 for v in verdicts if v.filter.code != flt.UNRESOLVABLE)
-    chosen, criterion = pick_nodes(candidates, state, now, num_candidates(potential))
+    chosen, criterion = pick_nodes(candidates, state, now, num_candidates(potential), score_funcs=score_funcs)
     by_node = {v.node: v for v in verdicts}
     victims = {name: by_node[name].victims for name in chosen}
     cleared = {

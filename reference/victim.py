@@ -37,6 +37,31 @@ class Unit:
         return (-self.priority, -int(self.grouped), -len(self.keys), self.start)
 
 
+@dataclass(frozen=True)
+class Victim:
+    """What the evaluator's hooks (reference.preemption.EligibleVictim, MoreImportant) are shown of a
+    victim: its pods, the priority it is weighed at, whether it is a pod group's, and its pods'
+    earliest start. Upstream shows 1.37's hooks a ``preemption.Victim`` (Pods, Priority, IsGroup,
+    EarliestStartTime) and 1.34/1.35's a pod (``fwk.PodInfo``, ``*v1.Pod``): here that pod is a
+    one-pod victim at its own priority, in no group."""
+
+    pods: tuple[Pod, ...]
+    priority: int
+    grouped: bool
+    start: datetime
+
+    def importance(self) -> tuple:
+        """As Unit.importance: most important first."""
+        return (-self.priority, -int(self.grouped), -len(self.pods), self.start)
+
+
+def more_important_victim(a: Victim, b: Victim) -> bool:
+    """Upstream's default order, as a hook of its own would call it: 1.37 MoreImportantVictim
+    (priority, a group before a pod, the larger group, the earlier start), which for one-pod
+    victims in no group is 1.34/1.35's MoreImportantPod (priority, then the earlier start)."""
+    return a.importance() < b.importance()
+
+
 def pod_priority(state: ClusterState, pod: Pod) -> int:
     """GetPodPriority: a pod that names an existing pod group counts at its group's priority."""
     g = state.group_of(pod)
@@ -111,4 +136,5 @@ def split_by_pdb(items: list, pdbs: tuple[PodDisruptionBudget, ...], everyone: t
     return violating, fine
 
 
-__all__ = ["Unit", "pdb_verdicts", "pod_priority", "split_by_pdb", "start_time", "units_by_node", "victim_units"]
+__all__ = ["Unit", "Victim", "more_important_victim", "pdb_verdicts", "pod_priority", "split_by_pdb", "start_time",
+           "units_by_node", "victim_units"]
