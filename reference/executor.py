@@ -28,7 +28,7 @@ writes) and a delete.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 from .objects import ClusterState, Pod
@@ -127,7 +127,6 @@ class Executor:
     calls: tuple[Call, ...] = ()  # the API requests sent, in order
     in_memory: tuple[str, ...] = ()  # victims preempted without a call
     activated: tuple[str, ...] = ()  # pods handed back to the active queue, in order
-    cancelled: tuple[str, ...] = ()  # victims whose calls a failure elsewhere cancelled (sync path)
 
     def last_victim(self, uid: str) -> str | None:
         return dict(self.last_victims).get(uid)
