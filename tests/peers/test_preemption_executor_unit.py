@@ -201,6 +201,18 @@ def test_prepare_candidate_two_victims_last_call_by_release():
         assert names(end.removed()) == deleted, release
 
 
+@pytest.mark.parametrize("release, at_work", [("1.34", True), ("1.35", False), ("1.37", False)])
+def test_prepare_candidate_no_victims_async(release, at_work):
+    """TestPrepareCandidate, "no victims", async (its index entry's test is the cycle's, in
+    test_preemption_framework_unit.py; this is the executor's side): a candidate with no victim puts
+    the preemptor at work in 1.34 (its set is checked right after the start) and not from 1.35;
+    either way it ends with nothing sent and nobody activated."""
+    started = ex_.start(Executor(release), PREEMPTOR, "", [])
+    assert (PREEMPTOR.uid in started.preempting) is at_work
+    end = ex_.complete(started, PREEMPTOR.uid)
+    assert not end.preempting and not end.calls and not end.activated
+
+
 # -- TestRemoveNominatedNodeName --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("release", ["1.34", "1.35", "1.37"])
