@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from . import podgroup
+from . import executor, podgroup
 from .objects import Pod
 from .preemption import PLUGINS, Prediction, predict
 from .release import (GROUP_REST_RETRIED_AT_ONCE, NOMINATION_CLEARED_ON_BINDING, PREEMPTION_SUCCESS_MESSAGE,
                       TERMINATING_VICTIMS_SKIPPED, has)
 from .requeue import ClusterEvent, nomination_changed, pod_bound
-from .world import World, hold, park, set_pod, wake
+from .world import World, activate, hold, park, set_pod, wake
 
 
 def attempt(world: World, key: str) -> World:
@@ -41,10 +41,15 @@ def attempt(world: World, key: str) -> World:
     if pr.outcome == "preempt":
         victims = pr.victims[chosen]
         skip_terminating = has(world.release, TERMINATING_VICTIMS_SKIPPED)
-        world, evicted = _preempt_victims(world, victims)
+        in_flight = world.executor is not None and PLUGINS[world.build].asynchronous
+        if in_flight:
+            world, started = _start_preemption(world, pod, chosen, victims, pr.nominations_cleared.get(chosen, ()))
+            evicted: list[str] = []
+        else:
+            world, evicted = _preempt_victims(world, victims)
         # From 1.35 async preemption with nothing left to evict returns before clearing nominations.
         events: list[ClusterEvent] = []
-        if evicted or not (skip_terminating and PLUGINS[world.build].asynchronous):
+        if (started if in_flight else evicted or not (skip_terminating and PLUGINS[world.build].asynchronous)):
             for cleared in pr.nominations_cleared.get(chosen, ()):
                 other = world.state.pod_keyed(cleared)
                 if other is not None:
@@ -54,7 +59,8 @@ def attempt(world: World, key: str) -> World:
             events.append(nomination_changed(pod, chosen))
         world = set_pod(world, world.state.pod_keyed(key).with_(nominated_node_name=chosen))
         world = replace(world, preempted=world.preempted | set(evicted))
-        world = world.note(f"{key} preempts {', '.join(victims) or 'nobody new'} on {chosen} ({pr.reasons[0]})")
+        world = world.note(f"{key} preempts {', '.join(victims) or 'nobody new'} on {chosen} ({pr.reasons[0]})"
+                           + (", its calls in flight" if in_flight and started else ""))
         world = park(world, key, pr.rejectors)
         for event in events:
             world = wake(world, event)
@@ -146,6 +152,52 @@ def _bound(world: World, pod: Pod, node: str) -> Pod:
     return pod.with_(node_name=node, nominated_node_name=kept, scheduled_at=world.now, start_time=world.now)
 
 
+def _start_preemption(world: World, pod: Pod, node: str, victims, lower) -> tuple[World, bool]:
+    """An async preemption handed to the world's executor (``World.executor``): its victims keep
+    running until ``complete_preemption``. The executor clears the lower nominations before any
+    victim's call, and nothing holds that step back, so it is taken at once. Whether it started:
+    from 1.35 not when every victim is already terminating."""
+    uid = executor.of_pod(pod).uid
+    found = [p for p in (world.state.pod_keyed(k) for k in victims) if p is not None]
+    marked = [executor.Victim(p.key, p.terminating, executor.POD if p.disruption_target_by_preemption else "")
+              for p in found]
+    nominated = [(k, world.state.pod_keyed(k).nominated_node_name) for k in lower if world.state.pod_keyed(k)]
+    ex = executor.start(world.executor, executor.of_pod(pod), node, marked, nominated)
+    if ex.work_of(uid) is None:
+        return replace(world, executor=ex), False
+    return replace(world, executor=executor.advance(ex, uid, _replies(world, executor.Replies()))), True
+
+
+def complete_preemption(world: World, uid: str, replies: executor.Replies = executor.Replies()) -> World:
+    """The rest of an in-flight preemption's calls (``World.executor``), and their effects: a victim
+    whose delete went through is marked and terminating, one only patched carries the condition, and
+    the preemptor is activated when the executor says so. A victim the API server no longer has
+    answers NotFound, whatever ``replies`` says."""
+    before = world.executor
+    after = executor.complete(before, uid, _replies(world, replies, before.work_of(uid)))
+    world = replace(world, executor=after)
+    for call in after.calls[len(before.calls):]:
+        victim = world.state.pod_keyed(call.pod)
+        if victim is None or call.answer != executor.OK:
+            continue
+        if call.verb == executor.DELETE:
+            world = replace(_preempted(world, victim), preempted=world.preempted | {call.pod})
+        elif call.verb == executor.PATCH:
+            world = set_pod(world, victim.with_(disruption_target_by_preemption=True))
+    world = world.note(f"{uid}'s preemption calls completed: " + ", ".join(
+        f"{c.verb} {c.pod} {c.answer}" for c in after.calls[len(before.calls):]))
+    return activate(world, after.activated[len(before.activated):])
+
+
+def _replies(world: World, replies: executor.Replies, work: executor.Work | None = None) -> executor.Replies:
+    # Gone from the API server: a pod the world no longer has, or one whose grace period is over
+    # (the world drops it when time passes; the API server already has).
+    def gone(key: str) -> bool:
+        pod = world.state.pod_keyed(key)
+        return pod is None or (pod.deletion_timestamp is not None and pod.deletion_timestamp <= world.now)
+    return replace(replies, missing=replies.missing | {v.key for v in (work.victims if work else ()) if gone(v.key)})
+
+
 def _preempt_victims(world: World, victims) -> tuple[World, list[str]]:
     """Each victim marked and deleted; the keys of those the scheduler sent a call for. From 1.35
     a victim already being deleted (its owner deleted it) gets no call, so no DisruptionTarget
@@ -169,4 +221,4 @@ def _preempted(world: World, victim: Pod) -> World:
     return set_pod(world, victim.with_(deletion_timestamp=ends, disruption_target_by_preemption=True))
 
 
-__all__ = ["attempt", "attempt_group"]
+__all__ = ["attempt", "attempt_group", "complete_preemption"]

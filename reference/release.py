@@ -50,6 +50,20 @@ ONE_PREEMPTION_AT_A_TIME = Switch(
     "a preemptor whose async preemption is still deleting victims is not tried again, so it "
     "cannot preempt the same victim twice")
 
+PREBIND_VICTIMS_CANCELLED = Switch(
+    "prebind-victims-cancelled", "1.36", "kubernetes#135502, #135719",
+    "a victim still in PreBind is preempted in the scheduler's memory (its binding cancelled): no "
+    "DisruptionTarget patch, no delete; before, it got both, like a bound pod (a victim waiting in "
+    "Permit was rejected in memory in every release)")
+LAST_VICTIM_SKIPPED_AFTER_FAILURE = Switch(
+    "last-victim-skipped-after-failure", "1.36", "kubernetes#135495",
+    "with async preemption, when preempting any victim but the last fails, the last victim gets no "
+    "call and the preemptor is activated at once; before, the last victim was preempted all the same")
+PREEMPTOR_ACTIVATED_AFTER_IN_MEMORY_LAST = Switch(
+    "preemptor-activated-after-in-memory-last-victim", "1.37", "kubernetes#140054 (issue #140082)",
+    "with async preemption, a preemptor whose last victim was preempted in memory (in Permit or "
+    "PreBind: no delete event will come) is activated when its preemption ends")
+
 NOMINATED_PODS_IN_AFFINITY_HINTS = Switch(
     "nominated-pods-in-affinity-hints", "1.36", "kubernetes#135325, #135392",
     "InterPodAffinity's queueing hint counts a nominated pending pod's deletion or nomination change, and a "
@@ -115,6 +129,7 @@ LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
     "on the node a victim of its own at its own priority)",
     gate="GenericWorkload", component="kube-scheduler", needs_gate=True)
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
+            PREBIND_VICTIMS_CANCELLED, LAST_VICTIM_SKIPPED_AFTER_FAILURE, PREEMPTOR_ACTIVATED_AFTER_IN_MEMORY_LAST,
             NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS,
             PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH, GROUP_POLICY_FROM_GROUP,

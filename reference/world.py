@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from . import executor as preemption_executor
 from .objects import ClusterState, Pod
 from .preemption import Prediction
 from .queue import UNSCHEDULABLE_MAX_STAY, backoff
@@ -52,6 +53,9 @@ class World:
     # runs every 30 s, so up to FLUSH_PERIOD later (``flush_late``: this world takes the latest).
     flush_after: timedelta = UNSCHEDULABLE_MAX_STAY
     flush_late: bool = False
+    # The preemption executor, when this world keeps an async preemption's calls in flight until
+    # ``cycle.complete_preemption``; None: the calls complete within the preempting cycle.
+    executor: preemption_executor.Executor | None = None
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
@@ -99,6 +103,8 @@ def wake(world: World, event: ClusterEvent) -> World:
     for key, _ in world.parked:
         pod = world.state.pod_keyed(key)
         why = woken_by(event, pod, rejectors_of(world, key), world.release) if pod is not None else ""
+        if why and held_back(world, key):
+            why = ""
         if why:
             woken.append((key, why))
     if not woken:
@@ -107,6 +113,25 @@ def wake(world: World, event: ClusterEvent) -> World:
     world = replace(world, parked=tuple(p for p in world.parked if p[0] not in keys),
                     queued=world.queued + tuple(k for k, _ in woken if k not in world.queued))
     return world.note(f"{event.what}: " + "; ".join(f"{k} tried again ({why})" for k, why in woken))
+
+
+def held_back(world: World, key: str) -> str:
+    """Why DefaultPreemption's PreEnqueue keeps a pod out of the queue ("" when it does not): its
+    own preemption's calls, or its group's, are still in flight (only where the world keeps them)."""
+    if world.executor is None:
+        return ""
+    return preemption_executor.pre_enqueue(world.executor, world.state, key, world.gates)
+
+
+def activate(world: World, keys) -> World:
+    """Parked pods moved to the active queue at once (the queue's Activate), unless PreEnqueue
+    holds them back: then they stay in the unschedulable pool."""
+    moved = [k for k in keys if k in world.parked_keys() and not held_back(world, k)]
+    if not moved:
+        return world
+    world = replace(world, parked=tuple(p for p in world.parked if p[0] not in moved),
+                    queued=world.queued + tuple(k for k in moved if k not in world.queued))
+    return world.note(f"{', '.join(moved)} activated")
 
 
 def backing_off(world: World, key: str) -> bool:
@@ -160,4 +185,4 @@ def view(world: World) -> dict[str, PodView]:
     return out
 
 
-__all__ = ["World", "PodView", "backing_off", "hold", "park", "rejectors_of", "remove", "set_pod", "view", "wake"]
+__all__ = ["World", "PodView", "activate", "backing_off", "held_back", "hold", "park", "rejectors_of", "remove", "set_pod", "view", "wake"]
