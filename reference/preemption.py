@@ -20,7 +20,7 @@ from .fit_error import NOT_HELPFUL, fit_error, summary
 from .objects import PREEMPT_NEVER, ClusterState, Node, Pod
 from .release import DEFAULT_RELEASE, LONE_PREEMPTOR_GROUP_VICTIMS, Gates, has
 from .toleration import DEFAULT_PREFIX, ClassMissing, Exemption, exempted_from_preemption
-from .victim import Unit, pdb_verdicts, pod_priority, units_by_node
+from .victim import Unit, composite_on, pdb_verdicts, pod_priority, units_by_node
 
 
 # --- the two extension points ---------------------------------------------------
@@ -161,16 +161,17 @@ class Prediction:
 
 
 def eligible(state: ClusterState, pod: Pod, plugin: PreemptionPlugin, nominated_status: flt.Status | None,
-             as_groups: bool = False) -> tuple[bool, str]:
+             as_groups: bool = False, composite: bool = False) -> tuple[bool, str]:
     """PodEligibleToPreemptOthers. ``as_groups``: a pod on the nominated node counts at its pod
-    group's priority (1.37 with GenericWorkload on: NewPodVictim, GetPodPriority)."""
+    group's priority (1.37 with GenericWorkload on: NewPodVictim, GetPodPriority); ``composite``: at
+    its root group's, up through composite pod groups (the CompositePodGroup gate on too)."""
     if pod.preemption_policy == PREEMPT_NEVER:
         return False, "not eligible due to preemptionPolicy=Never."
     if pod.nominated_node_name:
         if nominated_status is not None and nominated_status.code == flt.UNRESOLVABLE:
             return True, ""
         for other in state.pods_on(pod.nominated_node_name):
-            if plugin.terminating_blocks(other, pod, pod_priority(state, other) if as_groups else other.priority):
+            if plugin.terminating_blocks(other, pod, pod_priority(state, other, composite) if as_groups else other.priority):
                 return False, "not eligible due to a terminating pod on the nominated node."
     return True, ""
 
@@ -357,12 +358,13 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     n = len(state.nodes)
     filter_msg = fit_error(statuses)
     as_groups = has(release, LONE_PREEMPTOR_GROUP_VICTIMS, gates)
-    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups)
+    composite = as_groups and composite_on(release, gates)
+    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups, composite)
     if not ok:
         return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",
                           rejectors=rejectors)
 
-    units = units_by_node(state, pod.priority, release, now) if as_groups else None
+    units = units_by_node(state, pod.priority, release, now, gates) if as_groups else None
     verdicts = dry_run(state, pod, plugin, now, statuses, units)
     candidates = [v for v in verdicts if v.candidate]
     if not candidates:
