@@ -184,14 +184,18 @@ def run_tree(state: ClusterState, group: Group, choices: dict[str, str] | None =
     and is met when its running and placed pods reach its minCount (1 for the basic policy); a
     composite group tries its children in turn, each on what the ones before it placed, and is met
     when minGroupCount of them are (1 for the basic policy), giving up as soon as too few children
-    remain. A group not met takes nothing: what it placed is undone."""
+    remain. A group not met takes nothing: what it placed is undone. (CompositePodGroup needs the
+    TopologyAwareWorkloadScheduling gate, whose placement algorithm runs this; for groups without
+    topology constraints, which the model has none of, that is one placement over every node.)"""
     if isinstance(group, PodGroup):
         room = place(state, members_in_order(state, group), choices)
         running = sum(1 for p in state.members(group) if p.node_name and not p.terminating)
         ok = running + len(room.nodes) >= max(group.min_count, 1)
         return (room if ok else Placement({}, {}, room.failed, room.rejectors)), ok
     need = max(group.min_groups, 1)
-    children = sorted(state.children(group), key=lambda g: g.name)
+    # GetChildGroups (framework/types.go) sorts them by creation, then name: the state keeps its
+    # groups in the order they were created, composite groups (created first) before pod groups.
+    children = state.children(group)
     nodes: dict[str, str] = {}
     ties: dict[str, frozenset[str]] = {}
     failed: dict[str, str] = {}
