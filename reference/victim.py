@@ -149,9 +149,13 @@ def victim_units(state: ClusterState, priority: int, release: str, now: datetime
             continue
         at = pod_priority(state, p, composite) if has(release, GROUP_MEMBERS_AT_GROUP_PRIORITY) else p.priority
         units.append(Unit((p.key,), at, bool(p.group), start_time(p, now)))
+    running: dict[str, list[Pod]] = {}
+    if whole:
+        for p in state.pods:
+            if p.node_name and p.group:
+                running.setdefault(f"{p.namespace}/{p.group}", []).append(p)
     for kind, top, first in whole.values():
-        leaves = {g.key for g in leaf_groups(state, kind, top)}
-        pods = [p for p in state.pods if p.node_name and p.group and f"{p.namespace}/{p.group}" in leaves]
+        pods = [p for g in leaf_groups(state, kind, top) for p in running.get(g.key, ())]
         units.append(Unit(tuple(sorted(p.key for p in pods)), pod_priority(state, first, composite), True,
                           min(start_time(p, now) for p in pods), kind == COMPOSITE))
     return [u for u in units if u.priority < priority]
