@@ -84,10 +84,14 @@ def success_message(filter_message: str, node: str, victims: int, release: str) 
 def attempt_group(world: World, key: str) -> World:
     """One pod-group cycle for the group ``key`` belongs to (reference.podgroup), and its effects."""
     pod = world.state.pod_keyed(key)
-    group = world.state.group_of(pod)
-    if group is None:
+    if world.state.group_of(pod) is None:
         # The gang plugin's PreEnqueue: no PodGroup, no attempt (and no event, no message).
         return hold(world.note(f"{key} waits for its pod group {pod.group} to exist"), [key], frozenset())
+    group = podgroup.unit_of(world.state, pod, world.release, world.gates)
+    if group is None:
+        # 1.37 with composite pod groups: a composite group above its pod group is missing.
+        return hold(world.note(f"{key} waits for the composite pod groups above {pod.group} to exist"), [key],
+                    frozenset())
     ga = podgroup.attempt(world.state, group, world.release, world.gates, world.now, dict(world.choices))
     pending = [p.key for p in podgroup.members_in_order(world.state, group)]
     if ga.outcome == "held":

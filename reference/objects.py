@@ -246,6 +246,9 @@ class PodGroup:
     priority: int = 0  # stamped by admission from the class
     preemption_policy: PreemptionPolicy = PREEMPT_LOWER
     disruption: DisruptionMode = "single"
+    # spec.parentCompositePodGroupName (1.37, the CompositePodGroup gate): the composite group it is
+    # a child of, in its namespace; "" for none.
+    parent: str = ""
 
     @cached_property
     def key(self) -> str:
@@ -260,12 +263,45 @@ class PodGroup:
 
 
 @dataclass(frozen=True)
+class CompositePodGroup:
+    """A CompositePodGroup (scheduling.k8s.io/v1alpha3, 1.37 alpha, the CompositePodGroup gate): a
+    group of pod groups, or of other composite groups, under one priority and disruption mode.
+
+    Its children name it (``parent`` of a PodGroup or of another CompositePodGroup); it names no
+    pods itself. ``min_groups`` 0 is the basic policy; a gang needs that many of its children.
+    ``preemption_policy`` None is a group created without the PodGroupPreemptionPolicy gate (it
+    preempts as PreemptLowerPriority where its own policy counts)."""
+
+    name: str
+    namespace: str = "default"
+    parent: str = ""
+    min_groups: int = 0
+    priority_class_name: str = ""
+    priority: int = 0  # stamped by admission from the class
+    preemption_policy: PreemptionPolicy | None = None
+    disruption: DisruptionMode = "single"
+
+    @cached_property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def gang(self) -> bool:
+        return self.min_groups > 0
+
+    def with_(self, **changes) -> CompositePodGroup:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
 class ClusterState:
     priority_classes: tuple[PriorityClass, ...] = ()
     nodes: tuple[Node, ...] = ()
     pods: tuple[Pod, ...] = ()
     pdbs: tuple[PodDisruptionBudget, ...] = ()
     pod_groups: tuple[PodGroup, ...] = ()
+    # The CompositePodGroups the scheduler lists (it lists none without its CompositePodGroup gate).
+    composite_groups: tuple[CompositePodGroup, ...] = ()
 
     # Indexes, computed once per (immutable) state: the model runs on clusters
     # of thousands of nodes and must not scan every pod for every node.
@@ -316,6 +352,17 @@ class ClusterState:
         if not pod.group:
             return None
         return next((g for g in self.pod_groups if g.name == pod.group and g.namespace == pod.namespace), None)
+
+    def group_named(self, namespace: str, name: str) -> PodGroup | None:
+        return next((g for g in self.pod_groups if g.name == name and g.namespace == namespace), None)
+
+    def composite_named(self, namespace: str, name: str) -> CompositePodGroup | None:
+        return next((g for g in self.composite_groups if g.name == name and g.namespace == namespace), None)
+
+    def children(self, composite: CompositePodGroup) -> tuple[PodGroup | CompositePodGroup, ...]:
+        """The pod groups and composite groups that name ``composite`` as their parent."""
+        return tuple(g for g in self.composite_groups + self.pod_groups
+                     if g.parent == composite.name and g.namespace == composite.namespace)
 
     def members(self, group: PodGroup) -> tuple[Pod, ...]:
         return tuple(p for p in self.pods if p.group == group.name and p.namespace == group.namespace)
@@ -368,6 +415,7 @@ __all__ = [
     "PREEMPT_LOWER",
     "PREEMPT_NEVER",
     "ClusterState",
+    "CompositePodGroup",
     "LabelSelector",
     "Node",
     "Pod",

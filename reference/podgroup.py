@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from . import filter as flt
-from .objects import PREEMPT_LOWER, PREEMPT_NEVER, ClusterState, Pod, PodGroup
+from .objects import PREEMPT_LOWER, PREEMPT_NEVER, ClusterState, CompositePodGroup, Pod, PodGroup
 from .fit_error import fit_error
 from .preemption import filter_nodes
 from .release import (GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION, GROUP_PLACEMENT_FIXED,
                       GROUP_POLICY_FROM_GROUP, GROUP_PRIORITY_MUST_MATCH, Gates, has, minor)
-from .victim import Unit, pod_priority, split_by_pdb, victim_units
+from .victim import COMPOSITE, GROUP, Unit, composite_on, leaf_groups, pod_priority, split_by_pdb, victim_units, walk_up
 
 # Pod groups exist from this release on (alpha; beta in 1.37): before it every pod is scheduled alone.
 SINCE = "1.36"
@@ -58,10 +58,43 @@ def enabled(release: str, gates: Gates) -> bool:
 
 
 def group_key(state: ClusterState, pod: Pod, release: str, gates: Gates) -> str:
-    """The key of the group whose cycle schedules ``pod`` ("" when it is scheduled on its own)."""
+    """The key of the group whose cycle schedules ``pod`` ("" when it is scheduled on its own): its
+    pod group's, or with composite pod groups on its root composite group's."""
     if not pod.group or not enabled(release, gates):
         return ""
+    root = unit_of(state, pod, release, gates)
+    if isinstance(root, CompositePodGroup):
+        return f"{COMPOSITE}:{root.key}"
     return f"{pod.namespace}/{pod.group}"
+
+
+def unit_of(state: ClusterState, pod: Pod, release: str, gates: Gates) -> PodGroup | CompositePodGroup | None:
+    """The group whose cycle takes ``pod``: its pod group, or with composite pod groups on (1.37,
+    the CompositePodGroup gate) the root of its hierarchy, the whole hierarchy being one queue
+    entity scheduled at once (schedule_one_podgroup.go runRootSchedulingAlgorithm). None while its
+    pod group, or a composite group above it, does not exist: the queue keeps such a pod aside
+    (scheduling_queue.go incompletePodGroupPods)."""
+    g = state.group_of(pod)
+    if g is None or not composite_on(release, gates) or not g.parent:
+        return g
+    chain = walk_up(state, pod.namespace, GROUP, pod.group)
+    top = chain[-1][1]
+    return top if not top.parent else None
+
+
+Group = PodGroup | CompositePodGroup
+
+
+def leaves(state: ClusterState, group: Group) -> list[PodGroup]:
+    """The pod groups a group's cycle schedules: itself, or every pod group under a composite group."""
+    if isinstance(group, PodGroup):
+        return [group]
+    return leaf_groups(state, COMPOSITE, group)
+
+
+def group_members(state: ClusterState, group: Group) -> tuple[Pod, ...]:
+    """Every pod of the group, or of every pod group under a composite group."""
+    return tuple(p for g in leaves(state, group) for p in state.members(g))
 
 
 @dataclass(frozen=True)
@@ -89,9 +122,12 @@ class GroupAttempt:
     rejectors: frozenset[str] = frozenset()
 
 
-def members_in_order(state: ClusterState, group: PodGroup) -> list[Pod]:
+def members_in_order(state: ClusterState, group: Group) -> list[Pod]:
     """The group's pending pods in the order the cycle places them: higher priority first, then
-    the one created first (its name, as scenarios name them in order)."""
+    the one created first (its name, as scenarios name them in order); a composite group's, pod
+    group after pod group in the order its cycle takes them (``run_tree``)."""
+    if isinstance(group, CompositePodGroup):
+        return [p for g in leaves(state, group) for p in members_in_order(state, g)]
     pending = [p for p in state.members(group) if not p.node_name and not p.terminating]
     return sorted(pending, key=lambda p: (-p.priority, p.name))
 
@@ -141,16 +177,76 @@ def succeeds(state: ClusterState, group: PodGroup, placed: int) -> bool:
     return running + placed >= group.min_count
 
 
-def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str, now: datetime,
-            choices: dict[str, str] | None = None) -> tuple[tuple[str, ...], Placement | None, str]:
+def run_tree(state: ClusterState, group: Group, choices: dict[str, str] | None = None) -> tuple[Placement, bool]:
+    """A composite group's cycle (1.37 schedule_one_podgroup.go compositePodGroupSchedulingDefaultAlgorithm,
+    podGroupSchedulingDefaultAlgorithm, PlacementFeasible of gangscheduling.go), on one snapshot:
+    (what it places, whether the group's own policy is met). A pod group places its pending pods
+    and is met when its running and placed pods reach its minCount (1 for the basic policy); a
+    composite group tries its children in turn, each on what the ones before it placed, and is met
+    when minGroupCount of them are (1 for the basic policy), giving up as soon as too few children
+    remain. A group not met takes nothing: what it placed is undone. (CompositePodGroup needs the
+    TopologyAwareWorkloadScheduling gate, whose placement algorithm runs this; for groups without
+    topology constraints, which the model has none of, that is one placement over every node.)"""
+    if isinstance(group, PodGroup):
+        room = place(state, members_in_order(state, group), choices)
+        running = sum(1 for p in state.members(group) if p.node_name and not p.terminating)
+        ok = running + len(room.nodes) >= max(group.min_count, 1)
+        return (room if ok else Placement({}, {}, room.failed, room.rejectors)), ok
+    need = max(group.min_groups, 1)
+    # GetChildGroups (framework/types.go) sorts them by creation, then name: the state keeps its
+    # groups in the order they were created, composite groups (created first) before pod groups.
+    children = state.children(group)
+    nodes: dict[str, str] = {}
+    ties: dict[str, frozenset[str]] = {}
+    failed: dict[str, str] = {}
+    rejectors: set[str] = set()
+    assumed, met, remaining = state, 0, len(children)
+    for child in children:
+        if remaining + met < need:
+            break
+        sub, ok = run_tree(assumed, child, choices)
+        remaining -= 1
+        failed |= sub.failed
+        rejectors |= sub.rejectors
+        if ok:
+            met += 1
+            nodes |= sub.nodes
+            ties |= sub.ties
+            for key, node in sub.nodes.items():
+                assumed = assumed.with_pod(assumed.pod_keyed(key).with_(node_name=node, nominated_node_name=""))
+    if met < need:
+        return Placement({}, {}, failed, frozenset(rejectors)), False
+    return Placement(nodes, ties, failed, frozenset(rejectors)), True
+
+
+def tree_ready(state: ClusterState, group: Group) -> bool:
+    """The gang plugin's PreEnqueue for a hierarchy (gangscheduling.go isCPGTreeReady): enough
+    pod groups have their minCount of pods (1 for the basic policy), and enough of a composite
+    group's children are ready (minGroupCount; 1 for the basic policy)."""
+    if isinstance(group, PodGroup):
+        return sum(1 for p in state.members(group) if not p.terminating) >= max(group.min_count, 1)
+    return sum(tree_ready(state, c) for c in state.children(group)) >= max(group.min_groups, 1)
+
+
+def preempt(state: ClusterState, group: Group, pods: list[Pod], release: str, now: datetime,
+            choices: dict[str, str] | None = None, gates: Gates = ()) -> tuple[tuple[str, ...], Placement | None, str]:
     """Workload-aware preemption for a failed cycle: (victims, the placement they make room for, why
-    none) -- the victims empty and the placement None when preemption cannot help."""
-    eligible = victim_units(state, group.priority, release, now)
+    none) -- the victims empty and the placement None when preemption cannot help. A composite
+    group (1.37) preempts as one, for the pods of all its pod groups, at its own priority."""
+    if isinstance(group, CompositePodGroup):
+        def run(st: ClusterState) -> tuple[Placement, bool]:
+            room, ok = run_tree(st, group, choices)
+            return room, ok and bool(room.nodes)
+    else:
+        def run(st: ClusterState) -> tuple[Placement, bool]:
+            room = place(st, pods, choices)
+            return room, succeeds(state, group, len(room.nodes))
+    eligible = victim_units(state, group.priority, release, now, gates)
     if not eligible:
         return (), None, NO_VICTIMS
     everyone = {k for u in eligible for k in u.keys}
-    room = place(state.without_pods(everyone), pods, choices)
-    if not succeeds(state, group, len(room.nodes)):
+    room, ok = run(state.without_pods(everyone))
+    if not ok:
         return (), None, "0/{} nodes are available even without every lower-priority pod".format(len(state.nodes))
     # PDB-protected units are tried first for a reprieve; a PDB never blocks.
     violating, fine = split_by_pdb(sorted(eligible, key=Unit.importance), state.pdbs, state.pods,
@@ -165,6 +261,8 @@ def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str,
                 assumed = assumed.with_pod(trial.pod_keyed(key).with_(node_name=node, nominated_node_name=""))
             spared = all(flt.fits(assumed.without_pods([key]), trial.pod_keyed(key), assumed.node_named(node))
                          for key, node in room.nodes.items())
+        elif isinstance(group, CompositePodGroup):
+            spared = run(trial)[1]
         else:
             spared = succeeds(trial, group, len(place(trial, pods, choices).nodes))
         if spared:
@@ -173,12 +271,13 @@ def preempt(state: ClusterState, group: PodGroup, pods: list[Pod], release: str,
     return victims, room, ""
 
 
-def ongoing_preemption(state: ClusterState, group: PodGroup, pods: list[Pod]) -> bool:
+def ongoing_preemption(state: ClusterState, group: Group, pods: list[Pod], composite: bool = False) -> bool:
     """isOngoingPreemption (1.37): some pending pod of the group is nominated to a node where a pod
-    below the group's priority -- at its own pod group's priority where it names one -- is
-    terminating by preemption. Whose preemption it was does not matter."""
+    below the group's priority -- at its own pod group's priority where it names one (its root
+    group's, with composite pod groups on) -- is terminating by preemption. Whose preemption it was
+    does not matter."""
     nominated = {p.nominated_node_name for p in pods if p.nominated_node_name}
-    return any(pod_priority(state, o) < group.priority and o.terminating and o.disruption_target_by_preemption
+    return any(pod_priority(state, o, composite) < group.priority and o.terminating and o.disruption_target_by_preemption
                for n in nominated for o in state.pods_on(n))
 
 
@@ -210,12 +309,15 @@ def preemption_policy(group: PodGroup, members: list[Pod], policy_from_group: bo
     return PREEMPT_NEVER if any(p.preemption_policy == PREEMPT_NEVER for p in members) else PREEMPT_LOWER
 
 
-def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, now: datetime,
+def attempt(state: ClusterState, group: Group, release: str, gates: Gates, now: datetime,
             choices: dict[str, str] | None = None) -> GroupAttempt:
-    """One cycle of ``group``'s pending pods."""
-    members = state.members(group)
+    """One cycle of ``group``'s pending pods (a composite group's: of all its pod groups')."""
+    tree = isinstance(group, CompositePodGroup)
+    members = group_members(state, group)
     pods = members_in_order(state, group)
-    if group.gang and sum(1 for p in members if not p.terminating) < group.min_count:
+    if tree and not tree_ready(state, group):
+        return GroupAttempt(group.key, "held", reasons=(f"waits for composite pod group {group.key}'s tree to meet quorum",))
+    if not tree and group.gang and sum(1 for p in members if not p.terminating) < group.min_count:
         return GroupAttempt(group.key, "held", reasons=(
             f"waits for {group.min_count} pods of gang {group.key} ({sum(1 for p in members if not p.terminating)} exist)",))
     policy_from_group = has(release, GROUP_POLICY_FROM_GROUP, gates)
@@ -223,8 +325,13 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
         why = invalid(group, [p for p in members if not p.terminating], policy_from_group)
         if why:
             return GroupAttempt(group.key, "unschedulable", messages={p.key: why for p in pods}, reasons=(why,))
-    first = place(state, pods, choices)
-    if succeeds(state, group, len(first.nodes)):
+    if tree:
+        first, met = run_tree(state, group, choices)
+        met = met and bool(first.nodes)
+    else:
+        first = place(state, pods, choices)
+        met = succeeds(state, group, len(first.nodes))
+    if met:
         return GroupAttempt(group.key, "schedule", placement=first.nodes, ties=first.ties,
                             messages={k: why for k, why in first.failed.items()},
                             reasons=(f"pod group {group.key}: {len(first.nodes)} pod(s) placed",))
@@ -235,14 +342,14 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
         return GroupAttempt(group.key, "unschedulable", messages={k: f"{m} preemption: {NEVER}" for k, m in messages.items()},
                             reasons=(f"pod group {group.key} does not fit and may not preempt: {NEVER}",),
                             rejectors=rejectors)
-    if has(release, GROUP_ONGOING_PREEMPTION) and ongoing_preemption(state, group, pods):
+    if has(release, GROUP_ONGOING_PREEMPTION) and ongoing_preemption(state, group, pods, composite_on(release, gates)):
         # Upstream's preemption then succeeds with no victims and the pods' nominations as they are
         # (podgrouppreemption_test.go TestPodGroupEvaluator_Preempt, the "returns success with current
         # nominating infos" rows, 1.37.2): the group stays pending, its nominations untouched.
         return GroupAttempt(group.key, "unschedulable", messages=messages, rejectors=rejectors,
                             nominations={p.key: p.nominated_node_name for p in pods},
                             reasons=(f"pod group {group.key} does not fit and waits: {ONGOING}",))
-    victims, room, why = preempt(state, group, pods, release, now, choices)
+    victims, room, why = preempt(state, group, pods, release, now, choices, gates)
     if room is None or not victims:
         return GroupAttempt(group.key, "unschedulable",
                             messages={k: f"{m} pod group preemption: {why or NO_VICTIMS}" for k, m in messages.items()},
@@ -259,5 +366,6 @@ def attempt(state: ClusterState, group: PodGroup, release: str, gates: Gates, no
                                  f"{len(room.nodes)} pod(s)",))
 
 
-__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "invalid", "members_in_order",
-           "ongoing_preemption", "place", "preempt", "preemption_policy", "succeeds", "victim_units"]
+__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "group_members", "invalid", "leaves",
+           "members_in_order", "ongoing_preemption", "place", "preempt", "preemption_policy", "run_tree", "succeeds",
+           "tree_ready", "unit_of", "victim_units"]

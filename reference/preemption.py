@@ -20,7 +20,7 @@ from .fit_error import NOT_HELPFUL, fit_error, summary
 from .objects import PREEMPT_NEVER, ClusterState, Node, Pod
 from .release import DEFAULT_RELEASE, LONE_PREEMPTOR_GROUP_VICTIMS, Gates, has
 from .toleration import DEFAULT_PREFIX, ClassMissing, Exemption, exempted_from_preemption
-from .victim import Unit, Victim, pdb_verdicts, pod_priority, start_time, units_by_node
+from .victim import Unit, Victim, composite_on, pdb_verdicts, pod_priority, start_time, units_by_node
 
 
 # --- the two extension points ---------------------------------------------------
@@ -202,12 +202,13 @@ class Prediction:
 
 
 def eligible(state: ClusterState, pod: Pod, plugin: PreemptionPlugin, nominated_status: flt.Status | None,
-             as_groups: bool = False, *, eligible_victim: EligibleVictim | None = None,
+             as_groups: bool = False, composite: bool = False, *, eligible_victim: EligibleVictim | None = None,
              now: datetime | None = None) -> tuple[bool, str]:
     """PodEligibleToPreemptOthers. ``as_groups``: a pod on the nominated node counts at its pod
-    group's priority (1.37 with GenericWorkload on: NewPodVictim, GetPodPriority). A terminating pod
-    there holds the preemptor back only if ``eligible_victim`` (IsEligiblePod) would let it go;
-    the hook needs ``now``, when a pod without a start time counts as started."""
+    group's priority (1.37 with GenericWorkload on: NewPodVictim, GetPodPriority); ``composite``: at
+    its root group's, up through composite pod groups (the CompositePodGroup gate on too). A
+    terminating pod there holds the preemptor back only if ``eligible_victim`` (IsEligiblePod) would
+    let it go; the hook needs ``now``, when a pod without a start time counts as started."""
     if eligible_victim is not None and now is None:
         raise TypeError("eligible(): an eligible_victim hook needs now")
     if pod.preemption_policy == PREEMPT_NEVER:
@@ -216,7 +217,7 @@ def eligible(state: ClusterState, pod: Pod, plugin: PreemptionPlugin, nominated_
         if nominated_status is not None and nominated_status.code == flt.UNRESOLVABLE:
             return True, ""
         for other in state.pods_on(pod.nominated_node_name):
-            at = pod_priority(state, other) if as_groups else other.priority
+            at = pod_priority(state, other, composite) if as_groups else other.priority
             if plugin.terminating_blocks(other, pod, at) and (
                     eligible_victim is None or eligible_victim(
                         state.node_named(other.node_name),
@@ -431,13 +432,14 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     n = len(state.nodes)
     filter_msg = fit_error(statuses)
     as_groups = has(release, LONE_PREEMPTOR_GROUP_VICTIMS, gates)
-    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups,
+    composite = as_groups and composite_on(release, gates)
+    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups, composite,
                        eligible_victim=eligible_victim, now=now)
     if not ok:
         return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",
                           rejectors=rejectors)
 
-    units = units_by_node(state, pod.priority, release, now) if as_groups else None
+    units = units_by_node(state, pod.priority, release, now, gates) if as_groups else None
     verdicts = dry_run(state, pod, plugin, now, statuses, units, eligible_victim=eligible_victim,
                        more_important=more_important)
     candidates = [v for v in verdicts if v.candidate]

@@ -128,13 +128,20 @@ LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
     "whole as one victim, preempted whole on every node they run on (1.36, or the gate off: each pod "
     "on the node a victim of its own at its own priority)",
     gate="GenericWorkload", component="kube-scheduler", needs_gate=True)
+COMPOSITE_POD_GROUPS = Switch(
+    "composite-pod-groups", "1.37", "kubernetes#139596, #140634 (KEP-6012, scheduling.k8s.io/v1alpha3; the CompositePodGroup gate, alpha)",
+    "pod groups nest under composite pod groups: a pod counts at its root group's priority, a victim "
+    "is every running pod under its highest ancestor disrupted as a whole (a composite group's such "
+    "victim ranks above a pod group's), and a composite group preempts as one for all its pod groups' "
+    "pods; with the gate off the scheduler lists no composite group and each pod group stands alone",
+    gate="CompositePodGroup", component="kube-scheduler", needs_gate=True)
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
             PREBIND_VICTIMS_CANCELLED, LAST_VICTIM_SKIPPED_AFTER_FAILURE, PREEMPTOR_ACTIVATED_AFTER_IN_MEMORY_LAST,
             NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS,
             PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH, GROUP_POLICY_FROM_GROUP,
             GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION,
-            GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS)
+            GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS, COMPOSITE_POD_GROUPS)
 
 
 def minor(release: str) -> tuple[int, int]:

@@ -5,6 +5,10 @@ Upstream (1.37): ``framework/preemption/types.go`` (``Victim``, ``NewPodVictim``
 ``MoreImportantVictim``, ``FilterVictimsWithPDBViolation``). Pod-group preemption
 (reference.podgroup) weighs its victims so from 1.36; from 1.37, with GenericWorkload on, a lone
 preemptor's dry run does too (reference.preemption, ``release.LONE_PREEMPTOR_GROUP_VICTIMS``).
+From 1.37 with the CompositePodGroup gate (``release.COMPOSITE_POD_GROUPS``) a pod group may be
+the child of a composite pod group, itself perhaps a child of another: a pod then counts at its
+root group's priority, and the highest group of its lineage disrupted as a whole makes its victim
+(``TraverseHierarchyUp``, ``getHighestAllAncestor``, ``helper.GetPodGroupStates``).
 """
 
 from __future__ import annotations
@@ -13,8 +17,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Iterable, Iterator
 
-from .objects import ClusterState, Pod, PodDisruptionBudget
-from .release import GROUP_MEMBERS_AT_GROUP_PRIORITY, has
+from .objects import ClusterState, CompositePodGroup, Pod, PodDisruptionBudget, PodGroup
+from .release import COMPOSITE_POD_GROUPS, GROUP_MEMBERS_AT_GROUP_PRIORITY, Gates, has
+
+# WorkloadMaxTreeDepth (scheduling v1beta1 and v1alpha3, 1.37): how many levels a walk up or down a
+# hierarchy of pod groups and composite pod groups goes at most.
+MAX_DEPTH = 4
+
+POD, GROUP, COMPOSITE = "Pod", "PodGroup", "CompositePodGroup"  # the kinds of a victim (its key type)
+RANK = {POD: 1, GROUP: 2, COMPOSITE: 3}
+
+Group = PodGroup | CompositePodGroup
 
 
 def start_time(pod: Pod, now: datetime) -> datetime:
@@ -31,10 +44,18 @@ class Unit:
     priority: int
     grouped: bool  # a pod group's (any pod that names one counts as a group, even in single mode)
     start: datetime
+    # Its highest group disrupted as a whole is a composite pod group (1.37, CompositePodGroup gate):
+    # such a victim ranks above a pod group's.
+    composite: bool = False
+
+    @property
+    def kind(self) -> str:
+        return COMPOSITE if self.composite else GROUP if self.grouped else POD
 
     def importance(self) -> tuple:
-        """Most important first: higher priority, a group before a pod, larger, then started earlier."""
-        return (-self.priority, -int(self.grouped), -len(self.keys), self.start)
+        """Most important first: higher priority, a composite group before a pod group before a
+        pod, larger, then started earlier."""
+        return (-self.priority, -RANK[self.kind], -len(self.keys), self.start)
 
 
 @dataclass(frozen=True)
@@ -62,41 +83,116 @@ def more_important_victim(a: Victim, b: Victim) -> bool:
     return a.importance() < b.importance()
 
 
-def pod_priority(state: ClusterState, pod: Pod) -> int:
-    """GetPodPriority: a pod that names an existing pod group counts at its group's priority."""
+def composite_on(release: str, gates: Gates = ()) -> bool:
+    """Whether the scheduler lists composite pod groups (1.37 on, with its CompositePodGroup gate)."""
+    return has(release, COMPOSITE_POD_GROUPS, gates)
+
+
+def walk_up(state: ClusterState, namespace: str, kind: str, name: str, *, groups: bool = True,
+            composite: bool = True, stop_at: str = "") -> tuple[tuple[str, Group], ...]:
+    """TraverseHierarchyUp (1.37 preemption/util.go): the groups from (kind, name) up through its
+    parents, each as (kind, group), while they exist, at most MAX_DEPTH of them and none twice (a
+    cycle ends the walk); ``stop_at`` ends it after the group of that name. Without both listers
+    (``groups``: GenericWorkload on; ``composite``: CompositePodGroup on) it visits nothing, and a
+    pod's key (kind "Pod") starts nothing."""
+    if not (groups and composite):
+        return ()
+    out: list[tuple[str, Group]] = []
+    seen: set[tuple[str, str]] = set()
+    for _ in range(MAX_DEPTH):
+        if (kind, name) in seen or kind not in (GROUP, COMPOSITE):
+            break
+        seen.add((kind, name))
+        g = state.group_named(namespace, name) if kind == GROUP else state.composite_named(namespace, name)
+        if g is None:
+            break
+        out.append((kind, g))
+        if g.name == stop_at or not g.parent:
+            break
+        kind, name = COMPOSITE, g.parent
+    return tuple(out)
+
+
+def lineage(state: ClusterState, pod: Pod, composite: bool = False) -> tuple[tuple[str, Group], ...]:
+    """The groups ``pod`` belongs to, its pod group first and its root last: with composite pod
+    groups on, the walk up from its pod group; else the pod group alone, where it exists."""
+    if not pod.group:
+        return ()
+    if composite:
+        return walk_up(state, pod.namespace, GROUP, pod.group)
     g = state.group_of(pod)
-    return g.priority if g is not None else pod.priority
+    return ((GROUP, g),) if g is not None else ()
 
 
-def victim_units(state: ClusterState, priority: int, release: str, now: datetime) -> list[Unit]:
+def pod_priority(state: ClusterState, pod: Pod, composite: bool = False) -> int:
+    """GetPodPriority: a pod that names an existing pod group counts at its root group's priority
+    (the highest group of its lineage that exists: with composite pod groups off, its pod group)."""
+    groups = lineage(state, pod, composite)
+    return groups[-1][1].priority if groups else pod.priority
+
+
+def highest_all(state: ClusterState, pod: Pod, composite: bool = False) -> tuple[str, Group] | None:
+    """getHighestAllAncestor (1.37 preemption/types.go): the highest group of the pod's lineage
+    disrupted as a whole, with its kind; None when none is."""
+    whole = [(kind, g) for kind, g in lineage(state, pod, composite) if g.disruption == "all"]
+    return whole[-1] if whole else None
+
+
+def leaf_groups(state: ClusterState, kind: str, group: Group) -> list[PodGroup]:
+    """GetPodGroupStates (1.37 helper/podgroup.go): the pod groups under ``group`` (itself, for a
+    pod group), down at most MAX_DEPTH levels, through the children that name their parent."""
+    def walk(kind: str, g: Group, depth: int) -> Iterator[PodGroup]:
+        if depth >= MAX_DEPTH:
+            return
+        if kind == GROUP:
+            yield g
+            return
+        for child in state.children(g):
+            yield from walk(GROUP if isinstance(child, PodGroup) else COMPOSITE, child, depth + 1)
+    return list(walk(kind, group, 0))
+
+
+def victim_units(state: ClusterState, priority: int, release: str, now: datetime, gates: Gates = ()) -> list[Unit]:
     """Every pod on a node below ``priority`` as workload-aware preemption groups them.
+
+    A pod whose lineage holds a group disrupted as a whole goes with every running pod under the
+    highest such group (1.37 with composite pod groups: every pod of every pod group under it), at
+    its root group's priority; every other pod is a victim of its own.
 
     A pod already terminating (its owner deleted it) is one too: upstream gathers every pod of
     every node with no deletionTimestamp test (1.36 newDomainForWorkloadPreemption, 1.37
     getCrossNodesVictims in preemption/types.go), and its room counts as freed when it is chosen."""
-    whole: dict[str, list[Pod]] = {}
+    composite = composite_on(release, gates)
+    whole: dict[tuple[str, str], tuple[str, Group, Pod]] = {}
     units: list[Unit] = []
     for p in state.pods:
         if not p.node_name:
             continue
-        g = state.group_of(p)
-        if g is not None and g.disruption == "all":
-            whole.setdefault(g.key, []).append(p)
+        top = highest_all(state, p, composite)
+        if top is not None:
+            whole.setdefault((top[0], top[1].key), (*top, p))
             continue
-        at = g.priority if g is not None and has(release, GROUP_MEMBERS_AT_GROUP_PRIORITY) else p.priority
+        at = pod_priority(state, p, composite) if has(release, GROUP_MEMBERS_AT_GROUP_PRIORITY) else p.priority
         units.append(Unit((p.key,), at, bool(p.group), start_time(p, now)))
-    for key, pods in whole.items():
-        g = state.group_of(pods[0])
-        units.append(Unit(tuple(sorted(p.key for p in pods)), g.priority, True, min(start_time(p, now) for p in pods)))
+    running: dict[str, list[Pod]] = {}
+    if whole:
+        for p in state.pods:
+            if p.node_name and p.group:
+                running.setdefault(f"{p.namespace}/{p.group}", []).append(p)
+    for kind, top, first in whole.values():
+        pods = [p for g in leaf_groups(state, kind, top) for p in running.get(g.key, ())]
+        units.append(Unit(tuple(sorted(p.key for p in pods)), pod_priority(state, first, composite), True,
+                          min(start_time(p, now) for p in pods), kind == COMPOSITE))
     return [u for u in units if u.priority < priority]
 
 
-def units_by_node(state: ClusterState, priority: int, release: str, now: datetime) -> dict[str, list[Unit]]:
+def units_by_node(state: ClusterState, priority: int, release: str, now: datetime,
+                  gates: Gates = ()) -> dict[str, list[Unit]]:
     """A lone preemptor's victims per node (1.37 GetVictimsOnNode with GenericWorkload on, which
     gathers them with getCrossNodesVictims over that node): each unit below ``priority`` under
     every node it has a pod on, so a group disrupted as a whole is a victim wherever it runs."""
     out: dict[str, list[Unit]] = {}
-    for u in victim_units(state, priority, release, now):
+    for u in victim_units(state, priority, release, now, gates):
         for node in dict.fromkeys(state.pod_keyed(k).node_name for k in u.keys):
             out.setdefault(node, []).append(u)
     return out
@@ -136,5 +232,5 @@ def split_by_pdb(items: list, pdbs: tuple[PodDisruptionBudget, ...], everyone: t
     return violating, fine
 
 
-__all__ = ["Unit", "Victim", "more_important_victim", "pdb_verdicts", "pod_priority", "split_by_pdb", "start_time",
-           "units_by_node", "victim_units"]
+__all__ = ["MAX_DEPTH", "Unit", "Victim", "composite_on", "highest_all", "leaf_groups", "lineage", "more_important_victim",
+           "pdb_verdicts", "pod_priority", "split_by_pdb", "start_time", "units_by_node", "victim_units", "walk_up"]

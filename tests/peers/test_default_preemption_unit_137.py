@@ -20,7 +20,8 @@ import pytest
 
 from reference import filter as flt
 from reference.objects import ClusterState, LabelSelector, PodAffinityTerm, Requirement
-from reference.victim import units_by_node
+from reference.preemption import eligible
+from reference.victim import COMPOSITE as CPG_KEY, GROUP as PG_KEY, composite_on, units_by_node
 
 from tests.builders import T0
 from tests.peers.default_preemption_rows import (
@@ -46,6 +47,7 @@ from tests.peers.default_preemption_sampling import (
     check_dry_run_looks_past_num_candidates,
 )
 from tests.peers.upstream_tables import (
+    COMPOSITE,
     GENERIC_WORKLOAD,
     HIGH,
     LARGE,
@@ -53,10 +55,12 @@ from tests.peers.upstream_tables import (
     MEDIUM,
     MID,
     SMALL,
+    UPSTREAM,
     VERY_HIGH,
     big_node,
     budget,
     cluster,
+    composite,
     dry_run,
     group,
     groups_on,
@@ -142,6 +146,36 @@ ELIGIBLE_137 = ELIGIBLE + [
 def test_pod_eligible_to_preempt_others(preemptor, pods, groups, nodes, nominated_status, gates, want):
     """TestPodEligibleToPreemptOthers: whether the pod may preempt at all."""
     check_eligible(RELEASE, preemptor, pods, groups, nodes, nominated_status, gates, want)
+
+
+# The rows with composite pod groups (GenericWorkload and CompositePodGroup on): the preemptor (ns1,
+# high, group pg1, nominated to node1) finds there v1 (ns2, very high, terminating by preemption) of
+# the row's pod group in ns2; the row's pod groups and composite groups are in ns2.
+ELIGIBLE_COMPOSITE = [
+    # pg1 (low) -> cpg1 (low): v1 counts at low, below the preemptor: it waits
+    pytest.param("pg1", [group("pg1", LOW, ns="ns2", parent="cpg1")], [composite("cpg1", LOW, ns="ns2")], False,
+                 id="victim-priority-from-its-cpg"),
+    # pg1 (low) names cpg1, which does not exist: v1 counts at pg1's low: it waits
+    pytest.param("pg1", [group("pg1", LOW, ns="ns2", parent="cpg1")], [], False, id="cpg-missing-pg-priority"),
+    # no pod group pg1 in ns2: v1 counts at its own very high, above the preemptor: it may preempt
+    pytest.param("pg1", [], [], True, id="pg-missing-pod-priority"),
+    # leaf-pg (very high) -> child-cpg (very high) -> root-cpg (low): v1 counts at the root's low: it waits
+    pytest.param("leaf-pg", [group("leaf-pg", VERY_HIGH, ns="ns2", parent="child-cpg")],
+                 [composite("child-cpg", VERY_HIGH, ns="ns2", parent="root-cpg"), composite("root-cpg", LOW, ns="ns2")],
+                 False, id="victim-priority-from-root-cpg"),
+]
+
+
+@pytest.mark.parametrize("victim_group, groups, composites, want", ELIGIBLE_COMPOSITE)
+def test_pod_eligible_to_preempt_others_composite(victim_group, groups, composites, want):
+    """TestPodEligibleToPreemptOthers, the rows with composite pod groups: whether the pod may preempt
+    at all, the terminating victim on its nominated node counting at its root group's priority."""
+    preemptor = pod("p", HIGH, ns="ns1", group="pg1", nominated_node_name="node1")
+    v1 = pod("v1", VERY_HIGH, ns="ns2", on="node1", group=victim_group, deletion_timestamp=GONE,
+             disruption_target_by_preemption=True)
+    state = cluster([node("node1")], [preemptor, v1], groups=groups, composites=composites)
+    ok, _ = eligible(state, preemptor, UPSTREAM, None, groups_on(RELEASE, COMPOSITE), composite_on(RELEASE, COMPOSITE))
+    assert ok is want
 
 
 # -- TestPreempt (default_preemption_test.go) --------------------------------------------------------------
@@ -293,7 +327,7 @@ def victims_on(state: ClusterState, node_name: str, gates) -> set[tuple[int, tup
         # Gate off: each pod of the node, at its own priority (select_victims_on_node with no units).
         return {(p.priority, (p.name,), (node_name,)) for p in state.pods_on(node_name)}
     out = set()
-    for u in units_by_node(state, ABOVE_ALL, RELEASE, T0).get(node_name, []):
+    for u in units_by_node(state, ABOVE_ALL, RELEASE, T0, gates).get(node_name, []):
         pods = [state.pod_keyed(k) for k in u.keys]
         out.add((u.priority, tuple(sorted(p.name for p in pods)), tuple(sorted({p.node_name for p in pods}))))
     return out
@@ -340,3 +374,30 @@ def test_get_victims_on_node(gates, groups, pods, want):
     capacity set; the row has no preemptor), each with its priority, its pods and their nodes."""
     state = cluster([node("node1"), node("node2")], pods, groups=groups)
     assert victims_on(state, "node1", gates) == want
+
+
+# The rows with composite pod groups: cpg1 at mid priority over pg1 and pg2 (low), p1 of pg1 on node1
+# and p2 of pg2 on node2, both low; each victim of node1 also with its kind (upstream's key type).
+CPG_ROWS = [
+    # CPG enabled, cpg1 disrupted as a whole: one victim of p1 and p2, at cpg1's priority, a composite group's
+    pytest.param(COMPOSITE, WHOLE, "single", {(P_MID, ("p1", "p2"), ("node1", "node2"), CPG_KEY)},
+                 id="cpg-on-root-all"),
+    # CPG enabled, cpg1 single: p1 alone, at its root cpg1's priority, a pod group's
+    pytest.param(COMPOSITE, "single", "single", {(P_MID, ("p1",), ("node1",), PG_KEY)}, id="cpg-on-root-single"),
+    # CPG disabled (cpg1 all, pg1 and pg2 single): p1 alone at pg1's priority, a pod group's
+    pytest.param(GENERIC_WORKLOAD, WHOLE, "single", {(P_LOW, ("p1",), ("node1",), PG_KEY)}, id="cpg-off"),
+]
+
+
+@pytest.mark.parametrize("gates, cpg_mode, pg_mode, want", CPG_ROWS)
+def test_get_victims_on_node_composite(gates, cpg_mode, pg_mode, want):
+    """preemption_test.go TestGetVictimsOnNode, the rows with composite pod groups: node1's victims,
+    each with its priority, its pods, their nodes and its kind."""
+    groups = [group("pg1", P_LOW, pg_mode, parent="cpg1"), group("pg2", P_LOW, pg_mode, parent="cpg1")]
+    state = cluster([node("node1"), node("node2")],
+                    [pod("p1", P_LOW, on="node1", group="pg1"), pod("p2", P_LOW, on="node2", group="pg2")],
+                    groups=groups, composites=[composite("cpg1", P_MID, cpg_mode)])
+    got = {(u.priority, tuple(sorted(state.pod_keyed(k).name for k in u.keys)),
+            tuple(sorted({state.pod_keyed(k).node_name for k in u.keys})), u.kind)
+           for u in units_by_node(state, ABOVE_ALL, RELEASE, T0, gates).get("node1", [])}
+    assert got == want

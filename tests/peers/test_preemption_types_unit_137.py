@@ -8,8 +8,10 @@ How upstream's victims map onto the model's: a victim is a ``Unit`` (its pods, i
 it is a pod group's, its earliest start), and a victim's affected nodes are the nodes
 ``units_by_node`` lists it under. Upstream's domain holds every pod in the cluster as a possible
 victim; the model gathers only those below a preemptor's priority, so each row asks for the victims
-of a preemptor above every priority in it (``ABOVE_ALL``). The rows about composite pod groups, and
-those that hand a constructor invalid arguments, are not expressible (their entries say why).
+of a preemptor above every priority in it (``ABOVE_ALL``). The rows that hand a constructor invalid
+arguments are not expressible (their entries say why). A row with composite pod groups on runs the
+model with the CompositePodGroup gate (``COMPOSITE``); with it off, the model is given the row's
+composite groups all the same, and must not read them, as the scheduler lists none.
 
 TestNewPodGroupPreemptorResolvesPreemptionPolicy's pod-group rows go through the model's
 ``podgroup.preemption_policy``. A pod with no policy is PreemptLowerPriority in the model, as
@@ -26,23 +28,23 @@ from dataclasses import replace
 
 from reference.objects import PREEMPT_LOWER, PREEMPT_NEVER
 from reference.podgroup import preemption_policy
-from reference.victim import units_by_node, victim_units
+from reference.victim import COMPOSITE as CPG_KEY, GROUP as PG_KEY, highest_all, units_by_node, victim_units
 
 from tests.builders import T0
-from tests.peers.upstream_tables import cluster, group, node, pod
+from tests.peers.upstream_tables import COMPOSITE, GENERIC_WORKLOAD, cluster, composite, group, node, pod
 
 RELEASE = "1.37"
 ABOVE_ALL = 1000  # the preemptor's priority: above every victim in these rows
 ALL, SINGLE = "all", "single"
 
 
-def domain(state) -> set[tuple[frozenset[str], frozenset[str], int]]:
+def domain(state, gates=()) -> set[tuple[frozenset[str], frozenset[str], int]]:
     """Every possible victim as (its pods' names, its affected nodes, its priority)."""
     nodes_of: dict = {}
-    for name, units in units_by_node(state, ABOVE_ALL, RELEASE, T0).items():
+    for name, units in units_by_node(state, ABOVE_ALL, RELEASE, T0, gates).items():
         for u in units:
             nodes_of.setdefault(u, set()).add(name)
-    assert set(nodes_of) == set(victim_units(state, ABOVE_ALL, RELEASE, T0))
+    assert set(nodes_of) == set(victim_units(state, ABOVE_ALL, RELEASE, T0, gates))
     return {(frozenset(k.split("/", 1)[1] for k in u.keys), frozenset(n), u.priority) for u, n in nodes_of.items()}
 
 
@@ -117,6 +119,121 @@ def test_get_highest_all_ancestor(group_name, groups, has_all):
     assert unit.keys == (("default/p1", "default/p2") if has_all else ("default/p1",))
 
 
+# The rows with composite pod groups (the lister holds every CompositePodGroup the row gives): p1
+# names pg1; the highest group of its lineage disrupted as a whole, or None.
+HIGHEST_ALL_COMPOSITE = [
+    # pg1 (single) -> cpg1 (all): cpg1
+    pytest.param([group("pg1", 0, SINGLE, parent="cpg1")], [composite("cpg1", disruption=ALL)], (CPG_KEY, "cpg1"),
+                 id="parent-cpg-all"),
+    # pg1 (single) -> cpg1 (single) -> cpg2 (all): cpg2
+    pytest.param([group("pg1", 0, SINGLE, parent="cpg1")],
+                 [composite("cpg1", disruption=SINGLE, parent="cpg2"), composite("cpg2", disruption=ALL)],
+                 (CPG_KEY, "cpg2"), id="grandparent-cpg-all"),
+    # pg1 (all) -> cpg1 (all): the higher, cpg1
+    pytest.param([group("pg1", 0, ALL, parent="cpg1")], [composite("cpg1", disruption=ALL)], (CPG_KEY, "cpg1"),
+                 id="highest-all-wins"),
+    # pg1 (all) names cpg1, which the lister lacks: pg1
+    pytest.param([group("pg1", 0, ALL, parent="cpg1")], [], (PG_KEY, "pg1"), id="parent-cpg-missing"),
+]
+
+
+@pytest.mark.parametrize("groups, composites, want", HIGHEST_ALL_COMPOSITE)
+def test_get_highest_all_ancestor_composite(groups, composites, want):
+    """TestGetHighestAllAncestor, the rows with composite pod groups (their gate on)."""
+    p1 = pod("p1", on="node1", group="pg1")
+    top = highest_all(cluster(TWO_NODES, [p1], groups=groups, composites=composites), p1, composite=True)
+    assert (top[0], top[1].name) == want
+
+
+# -- TestNewDomainForWorkloadPreemption, the rows with composite pod groups ---------------------------------
+
+def pods_of(*groups: str) -> list:
+    """Two pods of each pod group, p1_<group> on node1 and p2_<group> on node2, at priority 10."""
+    return [pod(f"p{i}_{g}", 10, on=f"node{i}", group=g) for g in groups for i in (1, 2)]
+
+
+def spread(g: str) -> tuple[frozenset[str], frozenset[str], int]:
+    """The victim of all of pod group ``g``'s pods, on both nodes."""
+    return victim(f"p1_{g} p2_{g}", "node1 node2", 10)
+
+
+def each(*groups: str) -> set:
+    """Each pod of these pod groups a victim of its own."""
+    return {victim(f"p{i}_{g}", f"node{i}", 10) for g in groups for i in (1, 2)}
+
+
+def whole(*groups: str) -> tuple[frozenset[str], frozenset[str], int]:
+    """One victim of every pod of these pod groups, on both nodes."""
+    return victim(" ".join(f"p{i}_{g}" for g in groups for i in (1, 2)), "node1 node2", 10)
+
+
+def pgs(**modes_and_parents: str) -> list:
+    """Pod groups at priority 10 as name="mode parent"."""
+    return [group(name, 10, spec.split()[0], parent=spec.split()[1]) for name, spec in modes_and_parents.items()]
+
+
+def cpgs(**specs: str) -> list:
+    """Composite pod groups at priority 10 as name="mode [parent] [gang]"."""
+    out = []
+    for name, spec in specs.items():
+        words = spec.split()
+        parent = next((w for w in words[1:] if w != "gang"), "")
+        out.append(composite(name.replace("_", "-"), 10, words[0], parent=parent, min_groups=2 if "gang" in words else 0))
+    return out
+
+
+TWO_LEVELS_ALL = (pgs(pg1="all cpg2", pg2="all cpg2", pg3="all cpg3", pg4="all cpg3"),
+                  cpgs(cpg1="all", cpg2="all cpg1", cpg3="all cpg1"))
+TWO_LEVELS_MIXED = (pgs(pg1="all cpg2", pg2="all cpg2", pg3="single cpg3", pg4="single cpg3"),
+                    cpgs(cpg1="single", cpg2="all cpg1", cpg3="single cpg1"))
+DOMAIN_COMPOSITE = [
+    # root cpg1 (all) over pg1, pg2 (all): one victim of all four pods with the gate; a victim per pod group without
+    pytest.param(pgs(pg1="all cpg1", pg2="all cpg1"), cpgs(cpg1="all"), True, {whole("pg1", "pg2")}, id="root-all-on"),
+    pytest.param(pgs(pg1="all cpg1", pg2="all cpg1"), cpgs(cpg1="all"), False, {spread("pg1"), spread("pg2")},
+                 id="root-all-off"),
+    # root cpg1 (single) over pg1 (single) and pg2 (all): each pg1 pod alone, pg2 whole, gate on or off
+    pytest.param(pgs(pg1="single cpg1", pg2="all cpg1"), cpgs(cpg1="single"), True, each("pg1") | {spread("pg2")},
+                 id="root-single-on"),
+    pytest.param(pgs(pg1="single cpg1", pg2="all cpg1"), cpgs(cpg1="single"), False, each("pg1") | {spread("pg2")},
+                 id="root-single-off"),
+    # cpg1 (all) over cpg2 and cpg3 (all), over pg1-pg4 (all): one victim of all eight pods; without, one per pod group
+    pytest.param(*TWO_LEVELS_ALL, True, {whole("pg1", "pg2", "pg3", "pg4")}, id="nested-all-on"),
+    pytest.param(*TWO_LEVELS_ALL, False, {spread(g) for g in ("pg1", "pg2", "pg3", "pg4")}, id="nested-all-off"),
+    # cpg1 (single) over cpg2 (all: pg1, pg2 all) and cpg3 (single: pg3, pg4 single): cpg2's pods one victim
+    pytest.param(*TWO_LEVELS_MIXED, True, {whole("pg1", "pg2")} | each("pg3", "pg4"), id="nested-mixed-on"),
+    pytest.param(*TWO_LEVELS_MIXED, False, {spread("pg1"), spread("pg2")} | each("pg3", "pg4"), id="nested-mixed-off"),
+    # a gang cpg1 (two groups at least, all) over pg1, pg2 (all): as the basic one
+    pytest.param(pgs(pg1="all cpg1", pg2="all cpg1"), cpgs(cpg1="all gang"), True, {whole("pg1", "pg2")},
+                 id="gang-all-on"),
+    pytest.param(pgs(pg1="all cpg1", pg2="all cpg1"), cpgs(cpg1="all gang"), False, {spread("pg1"), spread("pg2")},
+                 id="gang-all-off"),
+    # a gang cpg1 (single) over pg1, pg2 (single): each pod alone
+    pytest.param(pgs(pg1="single cpg1", pg2="single cpg1"), cpgs(cpg1="single gang"), True, each("pg1", "pg2"),
+                 id="gang-single-on"),
+    pytest.param(pgs(pg1="single cpg1", pg2="single cpg1"), cpgs(cpg1="single gang"), False, each("pg1", "pg2"),
+                 id="gang-single-off"),
+    # root cpg1 (all) over pg1 (single) and pg2 (all): the root's mode wins, one victim; without, pg1 pod by pod
+    pytest.param(pgs(pg1="single cpg1", pg2="all cpg1"), cpgs(cpg1="all"), True, {whole("pg1", "pg2")},
+                 id="root-all-over-single-on"),
+    pytest.param(pgs(pg1="single cpg1", pg2="all cpg1"), cpgs(cpg1="all"), False, each("pg1") | {spread("pg2")},
+                 id="root-all-over-single-off"),
+    # pg1, pg2 (all) name cpg-mid1, which is missing: each its own victim; pg3, pg4 (all) -> cpg-mid2 (all) ->
+    # cpg-root (all): one victim
+    pytest.param(pgs(pg1="all cpg-mid1", pg2="all cpg-mid1", pg3="all cpg-mid2", pg4="all cpg-mid2"),
+                 cpgs(cpg_root="all", cpg_mid2="all cpg-root"), True,
+                 {spread("pg1"), spread("pg2"), whole("pg3", "pg4")}, id="missing-parent-on"),
+]
+
+
+@pytest.mark.parametrize("groups, composites, gate, want", DOMAIN_COMPOSITE)
+def test_new_domain_for_workload_preemption_composite(groups, composites, gate, want):
+    """TestNewDomainForWorkloadPreemption, the rows with composite pod groups: two pods of each pod
+    group, one on each node, all at priority 10; the possible victims with the CompositePodGroup
+    gate on or off."""
+    state = cluster(TWO_NODES, pods_of(*(g.name for g in groups)), groups=groups, composites=composites)
+    assert domain(state, COMPOSITE if gate else GENERIC_WORKLOAD) == want
+
+
 # -- TestNewVictim ----------------------------------------------------------------------------------------
 
 NOW = T0
@@ -172,6 +289,31 @@ POLICY_ROWS = [
     # the gate off, pods of mixed policies: any Never makes the group Never
     pytest.param(PREEMPT_LOWER, [PREEMPT_NEVER, PREEMPT_LOWER, None], False, PREEMPT_NEVER, id="mixed-pods-gate-off"),
 ]
+
+
+# The rows whose preemptor is a composite pod group (its policy None: not set), upstream's gate
+# PodGroupPreemptionPolicy off unless the row turns it on.
+POLICY_ROWS_COMPOSITE = [
+    # no policy of its own, the gate off: the pods decide, none Never
+    pytest.param(None, [PREEMPT_LOWER, None], False, PREEMPT_LOWER, id="cpg-from-pods-lower"),
+    # no policy of its own, the gate off: a Never pod makes it Never
+    pytest.param(None, [PREEMPT_NEVER, PREEMPT_LOWER], False, PREEMPT_NEVER, id="cpg-from-pods-never"),
+    # its own Never wins over its pods, with the gate on
+    pytest.param(PREEMPT_NEVER, [PREEMPT_LOWER], True, PREEMPT_NEVER, id="cpg-never-gate-on"),
+    # its own PreemptLowerPriority wins over a Never pod, with the gate on
+    pytest.param(PREEMPT_LOWER, [PREEMPT_LOWER, PREEMPT_NEVER], True, PREEMPT_LOWER, id="cpg-lower-gate-on"),
+    # its own Never is not read with the gate off: the pods decide
+    pytest.param(PREEMPT_NEVER, [PREEMPT_LOWER, None], False, PREEMPT_LOWER, id="cpg-never-gate-off"),
+    # no policy of its own, the gate on: PreemptLowerPriority, though its pod is Never
+    pytest.param(None, [PREEMPT_NEVER], True, PREEMPT_LOWER, id="cpg-unset-gate-on"),
+]
+
+
+@pytest.mark.parametrize("cpg_policy, pod_policies, gate, want", POLICY_ROWS_COMPOSITE)
+def test_new_pod_group_preemptor_resolves_preemption_policy_composite(cpg_policy, pod_policies, gate, want):
+    cpg = composite("cpg1", preemption_policy=cpg_policy)
+    pods = [pod(f"p{i}", **({"preemption_policy": p} if p else {})) for i, p in enumerate(pod_policies)]
+    assert preemption_policy(cpg, pods, policy_from_group=gate) == want
 
 
 @pytest.mark.parametrize("group_policy, pod_policies, gate, want", POLICY_ROWS)

@@ -4,8 +4,10 @@ victims (reference.victim: Unit, pdb_verdicts, pod_priority) and DefaultPreempti
 that case (release 1.37.2) in peers/upstream-cases.yaml; the facts (pods, labels, budgets,
 priorities, group sizes, start times, conditions, expected answers) are the upstream rows', written
 anew. An upstream victim is the model's ``Unit``: a lone pod, or the pods of a pod group (its key
-type PodGroup, ``grouped``). The rows about composite pod groups are not expressible (their entries
-say why).
+type PodGroup, ``grouped``) or of a composite pod group (its key type CompositePodGroup,
+``composite``). Upstream's listers are the model's state: a PodGroup or CompositePodGroup the lister
+holds is one of the state's; a nil CompositePodGroup lister is the CompositePodGroup gate off
+(``composite=False``: the scheduler lists none).
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ import pytest
 from kubernetes import client
 
 from reference.objects import LabelSelector, Pod, PodDisruptionBudget
-from reference.victim import Unit, pdb_verdicts, pod_priority
+from reference.victim import COMPOSITE as CPG_KEY, GROUP as PG_KEY, POD as POD_KEY, Unit, pdb_verdicts, pod_priority, walk_up
 
 from harness.kube import disrupted_by_preemption
 from tests.builders import T0
-from tests.peers.upstream_tables import UPSTREAM, cluster, group, node, pod, verdict
+from tests.peers.upstream_tables import UPSTREAM, cluster, composite, group, node, pod, verdict
 
 RELEASE = "1.37"
 
@@ -84,10 +86,10 @@ def test_filter_victims_with_pdb_violation(victims, pdbs, violating, fine):
 NOW, BEFORE = (datetime.fromtimestamp(s, timezone.utc) for s in (1000, 500))
 
 
-def unit(priority: int, pods: int = 1, grouped: bool = False, start: datetime = NOW) -> Unit:
-    """A victim of ``pods`` pods (a pod group's when ``grouped``), started at ``start`` (the rows that
-    give no start time give both victims the same one)."""
-    return Unit(tuple(f"default/p{i}" for i in range(pods)), priority, grouped, start)
+def unit(priority: int, pods: int = 1, grouped: bool = False, start: datetime = NOW, cpg: bool = False) -> Unit:
+    """A victim of ``pods`` pods (a pod group's when ``grouped``, a composite pod group's when
+    ``cpg``), started at ``start`` (the rows that give no start time give both victims the same one)."""
+    return Unit(tuple(f"default/p{i}" for i in range(pods)), priority, grouped or cpg, start, cpg)
 
 
 MORE_IMPORTANT = [
@@ -101,6 +103,21 @@ MORE_IMPORTANT = [
     pytest.param(unit(10, 1, True), unit(10, 2, True), False, id="both-pod-groups-vi2-larger"),
     pytest.param(unit(10, 2, True, BEFORE), unit(10, 2, True, NOW), True, id="both-pod-groups-same-size-vi1-older"),
     pytest.param(unit(10, 2, True, NOW), unit(10, 2, True, BEFORE), False, id="both-pod-groups-same-size-vi2-older"),
+    # composite pod groups (a victim of one pod each unless the row says otherwise)
+    pytest.param(unit(10, cpg=True), unit(10), True, id="cpg-over-pod"),
+    pytest.param(unit(10), unit(10, cpg=True), False, id="pod-under-cpg"),
+    pytest.param(unit(10, cpg=True), unit(10, grouped=True), True, id="cpg-over-pg"),
+    pytest.param(unit(10, grouped=True), unit(10, cpg=True), False, id="pg-under-cpg"),
+    pytest.param(unit(10, cpg=True), unit(20, grouped=True), False, id="cpg-under-higher-pg"),
+    pytest.param(unit(20, grouped=True), unit(10, cpg=True), True, id="higher-pg-over-cpg"),
+    # the kind ranks before the size: a one-pod composite group's victim over a two-pod pod group's
+    pytest.param(unit(10, cpg=True), unit(10, 2, True), True, id="cpg-rank-over-size"),
+    # and before the start: a composite group's victim started later over a pod group's started before
+    pytest.param(unit(10, cpg=True, start=NOW), unit(10, grouped=True, start=BEFORE), True, id="cpg-rank-over-start"),
+    pytest.param(unit(10, 2, cpg=True), unit(10, 1, cpg=True), True, id="both-cpgs-vi1-larger"),
+    pytest.param(unit(10, 1, cpg=True), unit(10, 2, cpg=True), False, id="both-cpgs-vi2-larger"),
+    pytest.param(unit(10, cpg=True, start=BEFORE), unit(10, cpg=True, start=NOW), True, id="both-cpgs-vi1-older"),
+    pytest.param(unit(10, cpg=True, start=NOW), unit(10, cpg=True, start=BEFORE), False, id="both-cpgs-vi2-older"),
 ]
 
 
@@ -159,6 +176,75 @@ GET_PRIORITY = [
 def test_get_pod_priority(p, groups, want):
     """TestGetPodPriority: the priority the pod counts at as a victim."""
     assert pod_priority(cluster([], [p], groups=groups), p) == want
+
+
+# The rows with composite pod groups: the pod's priority, its pod group (pg1, unless the row names
+# another), the row's CompositePodGroups (None: the lister is nil, the gate off) and the answer.
+GET_PRIORITY_COMPOSITE = [
+    # parent composite group cpg1 at 150 (pg1 has no priority): its root's
+    pytest.param(10, [group("pg1", 0, parent="cpg1")], [composite("cpg1", 150)], 150, id="parent-cpg"),
+    # pg1 -> cpg1 (no priority) -> cpg2 at 250: the grandparent's
+    pytest.param(10, [group("pg1", 0, parent="cpg1")], [composite("cpg1", parent="cpg2"), composite("cpg2", 250)], 250,
+                 id="grandparent-cpg"),
+    # pg1 at 50 names cpg1, but no composite lister: the pod group's
+    pytest.param(10, [group("pg1", 50, parent="cpg1")], None, 50, id="cpg-lister-nil"),
+    # pg1 at 50 names cpg1, which the lister lacks: the pod group's
+    pytest.param(10, [group("pg1", 50, parent="cpg1")], [], 50, id="parent-cpg-missing"),
+    # pg1 at 50 -> cpg1 at 150 -> a missing cpg2: the last found, cpg1's
+    pytest.param(10, [group("pg1", 50, parent="cpg1")], [composite("cpg1", 150, parent="missing-cpg2")], 150,
+                 id="grandparent-cpg-missing"),
+    # the pod (at 50) names a pod group the lister lacks, composite lister present: the pod's own
+    pytest.param(50, [], [], 50, id="pg-missing-cpg-lister-set"),
+]
+
+
+@pytest.mark.parametrize("own, groups, composites, want", GET_PRIORITY_COMPOSITE)
+def test_get_pod_priority_composite(own, groups, composites, want):
+    """TestGetPodPriority, the rows with composite pod groups: the priority of the pod's root group,
+    as far as its lineage is found."""
+    p = pod("p", own, group=groups[0].name if groups else "missing-pg")
+    state = cluster([], [p], groups=groups, composites=composites or ())
+    assert pod_priority(state, p, composite=composites is not None) == want
+
+
+# -- TestTraverseHierarchyUp -------------------------------------------------------------------------------
+
+CHAIN = [composite("cpg1", parent="cpg2"), composite("cpg2")]
+TRAVERSE = [
+    # no PodGroup lister (GenericWorkload off): nothing visited
+    pytest.param((PG_KEY, "pg1"), [group("pg1", 0)], [], dict(groups=False, composite=False), "", [], id="pg-lister-nil"),
+    # no CompositePodGroup lister (its gate off): nothing visited
+    pytest.param((PG_KEY, "pg1"), [group("pg1", 0)], [], dict(composite=False), "", [], id="cpg-lister-nil"),
+    # a pod's key starts no walk
+    pytest.param((POD_KEY, "p1"), [], [], {}, "", [], id="pod-key"),
+    # a pod group with no parent: itself
+    pytest.param((PG_KEY, "pg1"), [group("pg1", 0)], [], {}, "", [(PG_KEY, "pg1")], id="pg-alone"),
+    # pg1 -> cpg1 -> cpg2
+    pytest.param((PG_KEY, "pg1"), [group("pg1", 0, parent="cpg1")], CHAIN, {}, "",
+                 [(PG_KEY, "pg1"), (CPG_KEY, "cpg1"), (CPG_KEY, "cpg2")], id="pg-parent-grandparent"),
+    # from a composite group: cpg1 -> cpg2
+    pytest.param((CPG_KEY, "cpg1"), [], CHAIN, {}, "", [(CPG_KEY, "cpg1"), (CPG_KEY, "cpg2")], id="from-cpg"),
+    # the visitor stops at cpg1
+    pytest.param((PG_KEY, "pg1"), [group("pg1", 0, parent="cpg1")], CHAIN, {}, "cpg1",
+                 [(PG_KEY, "pg1"), (CPG_KEY, "cpg1")], id="stop-at-cpg1"),
+    # cpg1 and cpg2 name each other: each visited once
+    pytest.param((PG_KEY, "pg1"), [group("pg1", 0, parent="cpg1")],
+                 [composite("cpg1", parent="cpg2"), composite("cpg2", parent="cpg1")], {}, "",
+                 [(PG_KEY, "pg1"), (CPG_KEY, "cpg1"), (CPG_KEY, "cpg2")], id="cycle"),
+    # the starting pod group is missing: nothing visited
+    pytest.param((PG_KEY, "missing-pg"), [], [], {}, "", [], id="pg-missing"),
+    # pg1's parent is missing: pg1 alone
+    pytest.param((PG_KEY, "pg1"), [group("pg1", 0, parent="missing-cpg")], [], {}, "", [(PG_KEY, "pg1")],
+                 id="parent-cpg-missing"),
+]
+
+
+@pytest.mark.parametrize("start, groups, composites, listers, stop_at, want", TRAVERSE)
+def test_traverse_hierarchy_up(start, groups, composites, listers, stop_at, want):
+    """TestTraverseHierarchyUp: the groups visited, in order, walking up from the start key."""
+    state = cluster([], [], groups=groups, composites=composites)
+    got = walk_up(state, "default", *start, stop_at=stop_at, **listers)
+    assert [(kind, g.name) for kind, g in got] == want
 
 
 def test_get_pod_priority_without_pod_group_lister():

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta, timezone
 
 import reference.preemption as preemption
 from reference import filter as flt
-from reference.objects import ClusterState, LabelSelector, Node, Pod, PodDisruptionBudget, PodGroup
+from reference.objects import ClusterState, CompositePodGroup, LabelSelector, Node, Pod, PodDisruptionBudget, PodGroup
 from reference.preemption import DefaultPreemption, select_victims_on_node
 from reference.release import LONE_PREEMPTOR_GROUP_VICTIMS, has
 from reference.victim import units_by_node
@@ -36,6 +36,8 @@ from tests.builders import T0
 UPSTREAM = DefaultPreemption()
 NS = "default"
 GENERIC_WORKLOAD = (("kube-scheduler", "GenericWorkload", True),)
+# A row run with composite pod groups on (1.37, alpha): GenericWorkload and CompositePodGroup.
+COMPOSITE = GENERIC_WORKLOAD + (("kube-scheduler", "CompositePodGroup", True),)
 
 
 # Upstream's priorities and request sizes (cpu millicores, memory bytes) in default_preemption_test.go.
@@ -77,16 +79,24 @@ def pod(name: str, prio: int = 0, *, on: str = "", size: int = 0, start: datetim
                requests=res(size) if size else (), node_name=on, start_time=start, **kw)
 
 
-def cluster(nodes, pods, pdbs=(), groups=()) -> ClusterState:
-    return ClusterState(nodes=tuple(nodes), pods=tuple(pods), pdbs=tuple(pdbs), pod_groups=tuple(groups))
+def cluster(nodes, pods, pdbs=(), groups=(), composites=()) -> ClusterState:
+    return ClusterState(nodes=tuple(nodes), pods=tuple(pods), pdbs=tuple(pdbs), pod_groups=tuple(groups),
+                        composite_groups=tuple(composites))
 
 
 def budget(name: str, labels: dict, allowed: int, disrupted=()) -> PodDisruptionBudget:
     return PodDisruptionBudget(name, NS, LabelSelector(tuple(sorted(labels.items()))), allowed, tuple(disrupted))
 
 
-def group(name: str, prio: int, disruption: str = "single", ns: str = NS) -> PodGroup:
-    return PodGroup(name, ns, priority=prio, disruption=disruption)
+def group(name: str, prio: int, disruption: str = "single", ns: str = NS, parent: str = "") -> PodGroup:
+    return PodGroup(name, ns, priority=prio, disruption=disruption, parent=parent)
+
+
+def composite(name: str, prio: int = 0, disruption: str = "single", parent: str = "", ns: str = NS,
+              **fields) -> CompositePodGroup:
+    """A CompositePodGroup as a row gives it: priority, disruption mode and parent (and, by name,
+    min_groups or preemption_policy)."""
+    return CompositePodGroup(name, ns, parent=parent, priority=prio, disruption=disruption, **fields)
 
 
 def given_statuses(monkeypatch, codes: dict[str, str]) -> None:
@@ -132,7 +142,7 @@ def groups_on(release: str, gates) -> bool:
 def verdict(state: ClusterState, preemptor: str, node_name: str, release: str, gates=()) -> preemption.NodeVerdict:
     """The model's dry run on one node (upstream GetVictimsOnNode then SelectVictimsOnNode)."""
     p = state.pod_keyed(f"{NS}/{preemptor}")
-    units = units_by_node(state, p.priority, release, T0).get(node_name, []) if groups_on(release, gates) else None
+    units = units_by_node(state, p.priority, release, T0, gates).get(node_name, []) if groups_on(release, gates) else None
     return select_victims_on_node(state, p, state.node_named(node_name), UPSTREAM, T0,
                                   flt.Status(flt.UNSCHEDULABLE), units)
 
