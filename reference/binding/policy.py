@@ -13,8 +13,10 @@ PropagationPolicyPreemption gate (alpha, off by default; Karmada's e2e runs with
 every alpha gate on) and spec.preemption Always on the policy that takes.
 
 The detector's queues run asynchronously; the model runs each step's work to the
-end in one order. The orders upstream may take instead reach the same claims for
-the steps modelled here (creating, deleting a policy, changing its priority).
+end before the next step begins, as if each change were seen once the last one had
+settled. Upstream need not: a template reconciled between two policies created back
+to back is claimed by the first, not the better, and keeps it unless the second may
+preempt. The model does not follow those races.
 Not modelled: a policy's selectors changing (cleanPPUnmatchedRBs), dependent
 overrides, lazy activation, and MultiClusterService's claim.
 """
