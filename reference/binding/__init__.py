@@ -7,7 +7,9 @@ One module per concept:
 
 - objects      classes, apps (a Deployment with its own policy), members, bindings
 - priority     the detector: what a binding's priority becomes, and when it is rebuilt
-- queue        the order karmada-scheduler tries bindings in
+- policy       which (Cluster)PropagationPolicy claims a template, and policy preemption
+- queue        the order karmada-scheduler tries bindings in: activeQ push and pop
+- backoff      how long a failed binding waits in backoffQ, and the order waiting ones leave
 - scheduling   one scheduling attempt: Divided replicas, Aggregated, against member room
 - plan         a scenario as the model reads it: members, classes, steps
 - world        the world between steps, and how the detector and karmada-scheduler change it
