@@ -10,7 +10,7 @@ The hook is part of the row's input: each is written anew here as a small functi
 hook signatures (reference.preemption.EligibleVictim and MoreImportant,
 reference.candidates.ScoreFunc) and handed to the model's dry run or node choice, as upstream's
 test sets it on the plugin; the expected candidates and victims are the assertion. The rows with
-composite pod groups are not here. Builders and conventions: upstream_tables.py.
+composite pod groups run with CompositePodGroup on too. Builders and conventions: upstream_tables.py.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from reference.victim import Victim, more_important_victim, units_by_node
 
 from tests.builders import T0
 from tests.peers.upstream_tables import (
-    GENERIC_WORKLOAD, HIGH, LARGE, LOW, MEDIUM, MID, NS, SMALL, UPSTREAM, at, big_node, cluster, group, groups_on,
-    pod,
+    COMPOSITE, GENERIC_WORKLOAD, HIGH, LARGE, LOW, MEDIUM, MID, NS, SMALL, UPSTREAM, at, big_node, cluster, composite,
+    group, groups_on, pod,
 )
 
 RELEASES = ("1.34", "1.35", "1.37")
@@ -40,7 +40,7 @@ def candidates(state, preemptor: str, release: str, gates=(), **hooks) -> dict[s
     names, in the candidate's order."""
     p = state.pod_keyed(f"{NS}/{preemptor}")
     statuses = {n.name: flt.Status(flt.UNSCHEDULABLE) for n in state.nodes}
-    units = units_by_node(state, p.priority, release, T0) if groups_on(release, gates) else None
+    units = units_by_node(state, p.priority, release, T0, gates) if groups_on(release, gates) else None
     return {v.node: [k.split("/", 1)[1] for k in v.victims]
             for v in preemption.dry_run(state, p, UPSTREAM, T0, statuses, units, **hooks) if v.candidate}
 
@@ -133,11 +133,35 @@ SELECTION_137 = [
      {"node1": ["v3"]}),
 ]
 
+# The same two rows with composite pod groups (GenericWorkload and CompositePodGroup on): pg1 (v1)
+# and pg2 (v2) are pod groups under cpg1, a composite group disrupted as a whole, so its victim is
+# both pods, asked on each node it runs on.
+SELECTION_COMPOSITE = [
+    # filter for matching composite pod group: all affected nodes eligible (v1 on node1, v2 on node2,
+    # both large and labelled yes): the whole composite group goes from either node
+    ("composite-all-nodes-eligible", labelled("preemptible", "yes"),
+     (2, pod("p1", HIGH, size=LARGE),
+      [pod("v1", LOW, on="node1", size=LARGE, start=E0, labels={"preemptible": "yes"}, group="pg1"),
+       pod("v2", LOW, on="node2", size=LARGE, start=E0, labels={"preemptible": "yes"}, group="pg2")]),
+     {"node1": ["v1", "v2"], "node2": ["v1", "v2"]}),
+    # filter for matching composite pod group: one node ineligible rejects the entire composite group
+    # (small v1 on node1, small v2 on node2, only node1 eligible): on node1 the standalone large mid
+    # v3 goes, node2 has nobody to take
+    ("composite-one-node-ineligible", on_node("node1"),
+     (2, pod("p1", HIGH, size=LARGE),
+      [pod("v1", LOW, on="node1", size=SMALL, start=E0, group="pg1"),
+       pod("v2", LOW, on="node2", size=SMALL, start=E0, group="pg2"),
+       pod("v3", MID, on="node1", size=LARGE, start=E0)]),
+     {"node1": ["v3"]}),
+]
+
 SELECTION = [
     *(pytest.param(r, hook, setup, (), want, id=f"{name}-{r}") for name, hook, setup, want in SELECTION_ROWS
       for r in RELEASES),
     *(pytest.param("1.37", hook, setup, GENERIC_WORKLOAD, want, id=f"{name}-1.37")
       for name, hook, setup, want in SELECTION_137),
+    *(pytest.param("1.37", hook, setup, COMPOSITE, want, id=f"{name}-1.37")
+      for name, hook, setup, want in SELECTION_COMPOSITE),
 ]
 
 
@@ -149,8 +173,14 @@ def test_custom_selection(release, hook, setup, gates, want):
     size; GenericWorkload is on only in the pod-group rows (1.37), where a group disrupted as a whole
     is asked on each node it runs on."""
     n, preemptor, pods = setup
-    groups = [group("pg1", LOW, WHOLE)] if any(p.group for p in pods) else []
-    state = cluster([big_node(f"node{i}") for i in range(1, n + 1)], [preemptor, *pods], groups=groups)
+    if gates == COMPOSITE:  # pg1 and pg2 under cpg1, which is disrupted as a whole
+        groups = [group(g, LOW, parent="cpg1") for g in sorted({p.group for p in pods if p.group})]
+        composites = [composite("cpg1", LOW, WHOLE)]
+    else:
+        groups = [group("pg1", LOW, WHOLE)] if any(p.group for p in pods) else []
+        composites = []
+    state = cluster([big_node(f"node{i}") for i in range(1, n + 1)], [preemptor, *pods], groups=groups,
+                    composites=composites)
     found = candidates(state, preemptor.name, release, gates, eligible_victim=hook)
     assert {k: sorted(v) for k, v in found.items()} == want
 
@@ -238,8 +268,32 @@ ORDERING_ROWS = {
 }
 ORDERING_ROWS["1.35"] = ORDERING_ROWS["1.34"]
 
-ORDERING = [pytest.param(r, hook, pods, groups, want, id=f"{name}-{r}")
+# 1.37 with composite pod groups (CompositePodGroup on too): each pod group has a composite parent
+# disrupted as a whole, and the pod groups carry none of their own.
+ORDERING_COMPOSITE = [
+    # select composite pod group over standalone pod due to custom ordering: medium standalone v1
+    # stays; cpg1 (pg1 with small v2, pg2 with small v3) goes
+    ("composite-over-standalone", pods_before_groups,
+     [pod("v1", LOW, on="node1", size=MEDIUM, start=E0), pod("v2", LOW, on="node1", size=SMALL, start=E0, group="pg1"),
+      pod("v3", LOW, on="node1", size=SMALL, start=E0, group="pg2")],
+     ([group("pg1", LOW, parent="cpg1"), group("pg2", LOW, parent="cpg1")], [composite("cpg1", LOW, WHOLE)]),
+     ["v2", "v3"]),
+    # select larger composite pod group over smaller composite pod group due to custom ordering:
+    # cpg-small (pg-small: v1) stays, cpg-large (pg-large1: v2, pg-large2: v3) goes; every pod small
+    ("larger-composite-over-smaller", smaller_groups_first,
+     [pod("v1", LOW, on="node1", size=SMALL, start=E0, group="pg-small"),
+      pod("v2", LOW, on="node1", size=SMALL, start=E0, group="pg-large1"),
+      pod("v3", LOW, on="node1", size=SMALL, start=E0, group="pg-large2")],
+     ([group("pg-small", LOW, parent="cpg-small"), group("pg-large1", LOW, parent="cpg-large"),
+       group("pg-large2", LOW, parent="cpg-large")],
+      [composite("cpg-small", LOW, WHOLE), composite("cpg-large", LOW, WHOLE)]),
+     ["v2", "v3"]),
+]
+
+ORDERING = [pytest.param(r, hook, pods, (groups, []), want, id=f"{name}-{r}")
             for r in RELEASES for name, hook, pods, groups, want in ORDERING_ROWS[r]]
+ORDERING += [pytest.param("1.37", hook, pods, groups, want, id=f"{name}-1.37")
+             for name, hook, pods, groups, want in ORDERING_COMPOSITE]
 
 
 @pytest.mark.parametrize("release, hook, pods, groups, want", ORDERING)
@@ -248,8 +302,9 @@ def test_custom_ordering(release, hook, pods, groups, want):
     the one very large node is the only candidate, and its victims are ``want``: in that order when
     none is in a pod group (the order the hook gives), as a set otherwise (upstream leaves the order
     of a group's pods open). The high large preemptor; GenericWorkload on at 1.37, as the rows run."""
-    state = cluster([big_node("node1")], [pod("p2", HIGH, size=LARGE), *pods], groups=groups)
-    gates = GENERIC_WORKLOAD if release == "1.37" else ()
+    groups, composites = groups
+    state = cluster([big_node("node1")], [pod("p2", HIGH, size=LARGE), *pods], groups=groups, composites=composites)
+    gates = (COMPOSITE if composites else GENERIC_WORKLOAD) if release == "1.37" else ()
     found = candidates(state, "p2", release, gates, more_important=hook)
     assert list(found) == ["node1"]
     assert (sorted(found["node1"]) if groups else found["node1"]) == (sorted(want) if groups else want)
