@@ -22,9 +22,10 @@ from reference import executor as ex_
 from reference.executor import (CLEAR, DELETE, PATCH, PERMIT, POD, POD_GROUP, PREBIND, WAITING_GROUP, WAITING_POD,
                                 Executor, Preemptor, Replies, Victim, of_group)
 from reference.preemption import predict
+from reference.victim import COMPOSITE as CPG_KEY
 
 from tests.builders import T0
-from tests.peers.upstream_tables import GENERIC_WORKLOAD, HIGH, cluster, group, node, pod
+from tests.peers.upstream_tables import COMPOSITE, GENERIC_WORKLOAD, HIGH, cluster, composite, group, node, pod
 
 NS = "default"
 MID = 100  # the preemption package's midPriority
@@ -401,3 +402,45 @@ def test_pre_enqueue(asynchronous, gates, trigger, check, held):
         ex, error = ex_.prepare(ex, preemptor, "node1", victims)
         assert not error
     assert ex_.pre_enqueue(ex, state, key(name), gates, asynchronous) == held
+
+
+# The composite rows of TestPreEnqueue (1.37.2): p (of pg1) triggered its root group's preemption,
+# whose calls have not finished; p_other's PreEnqueue is asked. Each row's groups: name -> parent
+# ("" none), the composite groups named with "cpg"; the root whose preemption is at work.
+PRE_ENQUEUE_COMPOSITE = [
+    # pod in different leaf PodGroup but same root CompositePodGroup: held
+    pytest.param(COMPOSITE, {"pg1": "cpg1", "pg2": "cpg1", "cpg1": ""}, "cpg1", "pg2", WAITING_GROUP,
+                 id="composite-same-root"),
+    # pod in different leaf PodGroup and different root CompositePodGroup: not held
+    pytest.param(COMPOSITE, {"pg1": "cpg1", "pg2": "cpg2", "cpg1": "", "cpg2": ""}, "cpg1", "pg2", "",
+                 id="composite-other-root"),
+    # CompositePodGroup disabled, same root: pg2's own preemption is not at work, so not held
+    pytest.param(GENERIC_WORKLOAD, {"pg1": "cpg1", "pg2": "cpg1", "cpg1": ""}, "cpg1", "pg2", "",
+                 id="composite-gate-off"),
+    # parent CompositePodGroup is missing: the hierarchy cannot be built, nothing held (pg1 at work)
+    pytest.param(COMPOSITE, {"pg1": "cpg_missing"}, "pg1", "pg1", "", id="composite-parent-missing"),
+    # different leaf under a multi-level hierarchy with one root: held
+    pytest.param(COMPOSITE, {"pg1": "child-cpg1", "pg2": "child-cpg2", "child-cpg1": "root-cpg",
+                             "child-cpg2": "root-cpg", "root-cpg": ""}, "root-cpg", "pg2", WAITING_GROUP,
+                 id="composite-multi-level"),
+    # intermediate parent missing: child-cpg-missing (at work) names a root that does not exist
+    pytest.param(COMPOSITE, {"pg1": "child-cpg-missing", "child-cpg-missing": "missing-root"},
+                 "child-cpg-missing", "pg1", "", id="composite-intermediate-missing"),
+]
+
+
+@pytest.mark.parametrize("gates, hierarchy, at_work, leaf, held", PRE_ENQUEUE_COMPOSITE)
+def test_pre_enqueue_composite(gates, hierarchy, at_work, leaf, held):
+    """TestPreEnqueue's CompositePodGroup rows (1.37.2 default_preemption_test.go): with async
+    preemption and GenericWorkload on, the group at work (a pod group's id, or a composite group's)
+    has started its preemption of p1 on node1 and its calls have not finished; p_other, of pod group
+    ``leaf``, waits only if the root of its hierarchy is the group at work, and a hierarchy with a
+    missing group holds nothing."""
+    groups = [group(n, HIGH, parent=parent) for n, parent in hierarchy.items() if not n.startswith(("cpg", "child", "root"))]
+    composites = [composite(n, HIGH, parent=parent) for n, parent in hierarchy.items()
+                  if n.startswith(("cpg", "child", "root"))]
+    pods = [pod("p1", 0, on="node1"), pod("p", HIGH, group="pg1"), pod("p_other", HIGH, group=leaf)]
+    state = cluster([node("node1", pods=1)], pods, groups=groups, composites=composites)
+    uid = key(at_work) if at_work.startswith("pg") else f"{CPG_KEY}:{key(at_work)}"
+    ex = ex_.start(Executor("1.37"), of_group(uid, (key("p"),), HIGH), "node1", [Victim(key("p1"))])
+    assert ex_.pre_enqueue(ex, state, key("p_other"), gates) == held
