@@ -7,7 +7,8 @@ is. Plugins run in the default profile's order and the first failure decides,
 as in the framework.
 
 Upstream: pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,
-nodeaffinity,noderesources,interpodaffinity}.
+nodeaffinity,noderesources,interpodaffinity}; for a deferred resize (1.37,
+InPlacePodVerticalScalingSchedulerPreemption) also nodename and deferredpodscheduling.
 """
 
 from __future__ import annotations
@@ -137,6 +138,8 @@ def resource_shortfall(alloc: dict[str, int], count: int, used: dict[str, int],
 def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
     # Terminating pods still hold their resources until they are gone.
     count, used = len(resident), resident.used
+    if pod.resize_deferred and pod.node_name == node.name:
+        return _deferred_resize_fit(pod, node, resident)
     if pod.node_name == node.name and pod.key in resident.keys:  # re-checking a bound pod: do not count it twice
         count -= 1
         used = {k: v - pod.request_map.get(k, 0) for k, v in used.items()}
@@ -146,9 +149,66 @@ def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Resi
     return Status(UNRESOLVABLE if unresolvable else UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit")
 
 
+def _deferred_resize_fit(pod: Pod, node: Node, resident: Residents) -> Status:
+    """NodeResourcesFit for a deferred resize on its own node (1.37 fit.go fitsRequest with
+    adjustDeltasToAccomodateCacheDiscrepancy): the pod is among the node's pods at what the cache
+    counts for it, so each resource it asks for is judged by how much more than that it wants,
+    max(0, desired - counted), against what is free with it counted. The node's pod count is not
+    adjusted: the pod counts once as a resident and once as the incoming pod."""
+    own = next((p for p in resident if p.key == pod.key), None)
+    counted = own.request_map if own is not None else {}
+    alloc, used = node.allocatable_map, resident.used
+    reasons, unresolvable = [], False
+    if len(resident) + 1 > alloc.get("pods", 0):
+        reasons.append("Too many pods")
+    for name, want in sorted(pod.desired_map.items()):
+        if want <= 0:
+            continue
+        have = alloc.get(name, 0)
+        # Also when it wants no more than is counted: a node the cache sees overcommitted (the pod
+        # counted at its desired size beside pods that no longer leave it room) does not fit.
+        if max(0, want - counted.get(name, 0)) > have - used.get(name, 0):
+            reasons.append(f"Insufficient {name}")
+            unresolvable |= want > have
+    if not reasons:
+        return OK
+    return Status(UNRESOLVABLE if unresolvable else UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit")
+
+
+def node_name(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
+    """NodeName: a pod that names its node (here, a bound pod whose resize was deferred) fits no
+    other; its PreFilter narrows the attempt to that node, and the nodes it leaves out are
+    UnschedulableAndUnresolvable with the framework's reason (schedule_one.go findNodesThatFitPod)."""
+    if pod.node_name and pod.node_name != node.name:
+        return Status(UNRESOLVABLE, ("node(s) didn't satisfy plugin(s) [NodeName]",), "NodeName")
+    return OK
+
+
+def deferred_pod_scheduling(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
+    """DeferredPodScheduling (1.37): a node whose spec.podPreemptionPolicy.disableResizePreemption
+    names anybody is closed to its pods' deferred resizes, UnschedulableAndUnresolvable, so
+    nobody there is preempted for them (deferred_pod_scheduling.go Filter)."""
+    if pod.resize_deferred and node.resize_preemption_disabled:
+        return Status(UNRESOLVABLE, ("node had resize preemption disabled",), "DeferredPodScheduling")
+    return OK
+
+
+def for_deferred_resize(plugins: Sequence[FilterPlugin]) -> tuple[FilterPlugin, ...]:
+    """The filters a deferred resize meets: the plugins whose PreFilter returns Skip for such a pod
+    (marked ``skips_deferred_resize``; the framework then never runs their Filter, in an attempt
+    and in a preemption dry run alike) left out, NodeName first and DeferredPodScheduling before
+    NodeResourcesFit, where 1.37's default profile puts them (apis/config/v1/default_plugins.go
+    applyDeferredPodScheduling). Both look at the node only: in a dry run they pass again."""
+    return (node_name, deferred_pod_scheduling) + tuple(
+        p for p in plugins if not getattr(p, "skips_deferred_resize", False) and p not in (node_name, deferred_pod_scheduling))
+
+
 def only_resources_matter(state: ClusterState, pod: Pod, node: Node) -> bool:
     """True when, for ``pod`` on ``node``, the pod-dependent filters reduce to NodeResourcesFit:
-    no affinity terms anywhere and no nominated pods there. A dry run may then count instead of filter."""
+    no affinity terms anywhere and no nominated pods there. A dry run may then count instead of filter.
+    Never for a deferred resize: the pod is itself among the node's pods (``_deferred_resize_fit``)."""
+    if pod.resize_deferred:
+        return False
     return not (pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity
                 or state.nominated_to(node.name)
                 or any(p.pod_anti_affinity for p in state.pods_on(node.name)))
@@ -229,6 +289,11 @@ def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Resi
     return OK
 
 
+# Each returns Skip from PreFilter for a deferred resize (1.37, the gate on): the pod already runs
+# on its node, so only whether the node has room for its new size is asked.
+for _plugin in (node_unschedulable, taint_toleration, node_affinity, inter_pod_affinity):
+    _plugin.skips_deferred_resize = True
+
 # The default profile's filter order (the subset modelled). The first three
 # look only at the node, never at the pods on it, so a preemption dry run,
 # which only changes the pods, need not run them again.
@@ -268,6 +333,8 @@ def run_filters(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Po
         pods = resident if isinstance(resident, Residents) else Residents(resident)
     if nominated:
         pods = with_nominated(state, pod, node, pods)
+    if pod.resize_deferred:
+        plugins = for_deferred_resize(plugins)
     for plugin in plugins:
         status = plugin(state, pod, node, pods)
         if not status.ok:

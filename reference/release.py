@@ -114,12 +114,19 @@ LONE_PREEMPTOR_GROUP_VICTIMS = Switch(
     "whole as one victim, preempted whole on every node they run on (1.36, or the gate off: each pod "
     "on the node a victim of its own at its own priority)",
     gate="GenericWorkload", component="kube-scheduler", needs_gate=True)
+DEFERRED_RESIZE_PREEMPTION = Switch(
+    "deferred-resize-preemption", "1.37", "kubernetes#140000 (KEP-5836)",
+    "a running pod whose in-place resize the kubelet deferred is queued and scheduled again, bound to its "
+    "own node: only NodeName, DeferredPodScheduling (the node's disableResizePreemption) and "
+    "NodeResourcesFit judge it, and when it does not fit it preempts lower-priority pods of that node, "
+    "without a nomination; before (or with the gate off) the scheduler leaves it alone",
+    gate="InPlacePodVerticalScalingSchedulerPreemption", component="kube-scheduler", needs_gate=True)
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
             NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS,
             PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH, GROUP_POLICY_FROM_GROUP,
             GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION,
-            GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS)
+            GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS, DEFERRED_RESIZE_PREEMPTION)
 
 
 def minor(release: str) -> tuple[int, int]:
