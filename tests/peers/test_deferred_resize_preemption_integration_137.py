@@ -36,7 +36,7 @@ from reference import requeue, scheduler as sched
 from reference.nodes import update_node
 from reference.objects import PREEMPT_NEVER, ClusterState, Node, Pod
 from reference.resize import defer_resize, resize_no_longer_deferred, resize_pod
-from reference.world import World
+from reference.world import World, wake
 
 from tests.builders import T0
 
@@ -133,12 +133,7 @@ def relabel_other(world: World) -> World:
     other = world.state.pod_keyed(key("other-pod"))
     new = other.with_(labels=(("updated-by-test", "true"),))
     event = requeue.ClusterEvent("UpdatePodLabel", new, f"{new.key} relabelled")
-    return sched.run_queue(requeue_wake(replace(world, state=world.state.with_pod(new)), event), set())
-
-
-def requeue_wake(world: World, event) -> World:
-    from reference.world import wake
-    return wake(world, event)
+    return sched.run_queue(wake(replace(world, state=world.state.with_pod(new)), event), set())
 
 
 def gone_now(world: World, name: str) -> World:
