@@ -7,7 +7,7 @@ is. Plugins run in the default profile's order and the first failure decides,
 as in the framework.
 
 Upstream: pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,
-nodeaffinity,noderesources,interpodaffinity}; for a deferred resize (1.37,
+nodeaffinity,noderesources,podtopologyspread,interpodaffinity}; for a deferred resize (1.37,
 InPlacePodVerticalScalingSchedulerPreemption) also nodename and deferredpodscheduling.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal, Sequence
 
-from .objects import ClusterState, Node, Pod, PodAffinityTerm, Taint
+from .objects import ClusterState, Node, Pod, PodAffinityTerm, SpreadConstraint, Taint
 
 Code = Literal["Success", "Unschedulable", "UnschedulableAndUnresolvable"]
 SUCCESS: Code = "Success"
@@ -205,13 +205,106 @@ def for_deferred_resize(plugins: Sequence[FilterPlugin]) -> tuple[FilterPlugin, 
 
 def only_resources_matter(state: ClusterState, pod: Pod, node: Node) -> bool:
     """True when, for ``pod`` on ``node``, the pod-dependent filters reduce to NodeResourcesFit:
-    no affinity terms anywhere and no nominated pods there. A dry run may then count instead of filter.
+    no affinity terms anywhere, no spread constraint of its own and no nominated pods there. A dry
+    run may then count instead of filter.
     Never for a deferred resize: the pod is itself among the node's pods (``_deferred_resize_fit``)."""
     if pod.resize_deferred:
         return False
-    return not (pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity
+    return not (hard_spread(pod) or pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity
                 or state.nominated_to(node.name)
                 or any(p.pod_anti_affinity for p in state.pods_on(node.name)))
+
+
+def hard_spread(pod: Pod) -> tuple[SpreadConstraint, ...]:
+    """The pod's DoNotSchedule spread constraints: the only ones its filter looks at."""
+    return tuple(c for c in pod.topology_spread if c.when_unsatisfiable == "DoNotSchedule")
+
+
+def _untolerated(pod: Pod, node: Node) -> bool:
+    return any(t.effect in ("NoSchedule", "NoExecute") and not any(x.tolerates(t) for x in pod.tolerations)
+               for t in node.taints)
+
+
+def _spread_counts_on(node: Node, pod: Pod, c: SpreadConstraint) -> bool:
+    """Whether a node's pods count for the constraint (matchNodeInclusionPolicies): under Honor, only a
+    node that passes the pod's required node affinity and nodeSelector, or whose NoSchedule and
+    NoExecute taints it tolerates."""
+    if c.node_affinity_policy == "Honor":
+        labels = node.label_map
+        if not all(labels.get(k) == v for k, v in pod.node_selector):
+            return False
+        if pod.node_affinity and not any(all(r.matches(labels) for r in term) for term in pod.node_affinity):
+            return False
+    return not (c.node_taints_policy == "Honor" and _untolerated(pod, node))
+
+
+def _spread_matching(pods: Sequence[Pod], c: SpreadConstraint, pod: Pod) -> int:
+    # countPodsMatchSelector: an empty selector counts nobody; a terminating pod is not counted. Nor
+    # is the pod itself where a check supposes it placed already (a pod group's placed pod checked
+    # again: upstream removes it from the snapshot first, podgrouppreemption.go).
+    if c.selector.empty:
+        return 0
+    return sum(1 for p in pods if not p.terminating and p.namespace == pod.namespace and p.key != pod.key
+               and c.selector.matches(p.label_map))
+
+
+def _spread_state(state: ClusterState, pod: Pod):
+    """PreFilter's counts for ``pod``, once per state: per constraint, each domain (topology value)
+    and the matching pods in it, over the nodes that have every constraint's key and count for that
+    constraint; and the constraints each node counts for."""
+    cache = state.memo.setdefault("spread", {})
+    got = cache.get(pod.key)
+    if got is None:
+        constraints = hard_spread(pod)
+        totals: list[dict[str, int]] = [{} for _ in constraints]
+        counted: dict[str, tuple[int, ...]] = {}
+        for n in state.nodes:
+            labels = n.label_map
+            if not all(c.topology_key in labels for c in constraints):
+                continue
+            mine = []
+            for i, c in enumerate(constraints):
+                if not _spread_counts_on(n, pod, c):
+                    continue
+                value = labels[c.topology_key]
+                totals[i][value] = totals[i].get(value, 0) + _spread_matching(state.pods_on(n.name), c, pod)
+                mine.append(i)
+            counted[n.name] = tuple(mine)
+        got = cache[pod.key] = (constraints, totals, counted)
+    return got
+
+
+def pod_topology_spread(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
+    """PodTopologySpread's Filter for the pod's DoNotSchedule constraints: a node without a
+    constraint's key is UnschedulableAndUnresolvable; otherwise the pods matching in the node's
+    domain, plus the pod itself if it matches, minus the fewest in any domain (0 while there are
+    fewer domains than minDomains), may exceed maxSkew by nothing, else Unschedulable. The node's
+    own pods are those this check supposes (a preemption dry run removes some: upstream's
+    PreFilterExtension RemovePod and AddPod keep the counts so), the other nodes' those of the state.
+    Upstream keeps only two "critical paths" per constraint for the minimum, which after pods are
+    added back need not be the true one; the model takes the true minimum."""
+    if not pod.topology_spread:
+        return OK
+    constraints, totals, counted = _spread_state(state, pod)
+    if not constraints:
+        return OK
+    labels = node.label_map
+    mine = counted.get(node.name, ())
+    for i, c in enumerate(constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return Status(UNRESOLVABLE, ("node(s) didn't match pod topology spread constraints (missing required label)",),
+                          "PodTopologySpread")
+        counts = totals[i]
+        if i in mine:
+            delta = _spread_matching(resident, c, pod) - _spread_matching(state.pods_on(node.name), c, pod)
+            if delta:
+                counts = {**counts, value: counts.get(value, 0) + delta}
+        fewest = 0 if len(counts) < c.min_domains or not counts else min(counts.values())
+        itself = 1 if c.selector.matches(pod.label_map) else 0
+        if counts.get(value, 0) + itself - fewest > c.max_skew:
+            return Status(UNSCHEDULABLE, ("node(s) didn't match pod topology spread constraints",), "PodTopologySpread")
+    return OK
 
 
 def _domain(node: Node, key: str) -> str | None:
@@ -291,7 +384,7 @@ def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Resi
 
 # Each returns Skip from PreFilter for a deferred resize (1.37, the gate on): the pod already runs
 # on its node, so only whether the node has room for its new size is asked.
-for _plugin in (node_unschedulable, taint_toleration, node_affinity, inter_pod_affinity):
+for _plugin in (node_unschedulable, taint_toleration, node_affinity, pod_topology_spread, inter_pod_affinity):
     _plugin.skips_deferred_resize = True
 
 # The default profile's filter order (the subset modelled). The first three
@@ -302,6 +395,7 @@ FILTERS: tuple[FilterPlugin, ...] = (
     taint_toleration,
     node_affinity,
     node_resources_fit,
+    pod_topology_spread,
     inter_pod_affinity,
 )
 POD_DEPENDENT = FILTERS[3:]

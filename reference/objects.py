@@ -133,6 +133,22 @@ class PodAffinityTerm:
 
 
 @dataclass(frozen=True)
+class SpreadConstraint:
+    """One of a pod's topologySpreadConstraints. Only DoNotSchedule ones filter (ScheduleAnyway
+    ones score). The policies default as the scheduler defaults them (podtopologyspread/common.go
+    filterTopologySpreadConstraints: minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore);
+    matchLabelKeys is left out (the API server merges it into the selector at creation)."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = "DoNotSchedule"
+    min_domains: int = 1
+    node_affinity_policy: Literal["Honor", "Ignore"] = "Honor"
+    node_taints_policy: Literal["Honor", "Ignore"] = "Ignore"
+
+
+@dataclass(frozen=True)
 class Pod:
     name: str
     namespace: str = "default"
@@ -171,6 +187,7 @@ class Pod:
     deferred_requests: tuple[tuple[str, int], ...] = ()
     # What the kubelet allocated while the resize is deferred (its requests before the resize).
     allocated: tuple[tuple[str, int], ...] = ()
+    topology_spread: tuple[SpreadConstraint, ...] = ()
 
     @cached_property
     def key(self) -> str:
@@ -398,6 +415,7 @@ __all__ = [
     "PodGroup",
     "PriorityClass",
     "Requirement",
+    "SpreadConstraint",
     "Taint",
     "Toleration",
 ]

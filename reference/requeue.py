@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .filter import term_matches
+from .filter import hard_spread, term_matches
 from .objects import Node, Pod
 from .release import ANY_TERM_IN_AFFINITY_HINTS, NOMINATED_PODS_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS, has
 
@@ -31,6 +31,7 @@ INTER_POD_AFFINITY = "InterPodAffinity"
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
 TAINT_TOLERATION = "TaintToleration"
 NODE_AFFINITY = "NodeAffinity"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 # For a deferred resize only (1.37, InPlacePodVerticalScalingSchedulerPreemption): NodeName rejects
 # every node but the pod's own (reference.filter.node_name), DeferredPodScheduling a node closed to
 # resize preemption.
@@ -292,6 +293,43 @@ def inter_pod_affinity(event: ClusterEvent, parked: Pod, release: str) -> str:
     return ""
 
 
+def _spread_keys_on(node: Node | None, constraints) -> bool:
+    return node is not None and all(c.topology_key in node.label_map for c in constraints)
+
+
+def pod_topology_spread(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``podtopologyspread/plugin.go`` (the same from 1.34 to 1.37): isSchedulableAfterAssignedPodChange
+    (AssignedPod Add|Delete; a nominated pod's deletion or nomination change counts, as the queue
+    makes it one): a pod bound or nominated, in the parked pod's namespace, that one of its
+    DoNotSchedule constraints selects; isSchedulableAfterNodeChange (Node Add|Delete|UpdateNodeLabel|
+    UpdateNodeTaint): a node with every constraint's key added or deleted, or one that gains or
+    loses the keys, or has them and changes one or its taints."""
+    constraints = hard_spread(parked)
+    if not constraints:
+        return ""  # its PreFilter skips such a pod: the plugin never rejected it
+    if event.name in (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE):
+        other = event.pod
+        if not (other.node_name or other.nominated_node_name) or other.namespace != parked.namespace:
+            return ""
+        if any(c.selector.matches(other.label_map) for c in constraints):
+            return f"{POD_TOPOLOGY_SPREAD}: {other.key} counts in its spread"
+        return ""
+    if event.name not in (NODE_ADD, NODE_DELETE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT):
+        return ""
+    new, old = event.node, event.old_node
+    if event.name == NODE_ADD:
+        return f"{POD_TOPOLOGY_SPREAD}: {new.name} added in its topology" if _spread_keys_on(new, constraints) else ""
+    if event.name == NODE_DELETE:
+        return f"{POD_TOPOLOGY_SPREAD}: {old.name} deleted from its topology" if _spread_keys_on(old, constraints) else ""
+    was, now = _spread_keys_on(old, constraints), _spread_keys_on(new, constraints)
+    if was != now:
+        return f"{POD_TOPOLOGY_SPREAD}: {new.name} {'joins' if now else 'leaves'} its topology"
+    if now and (any(old.label_map.get(c.topology_key) != new.label_map.get(c.topology_key) for c in constraints)
+                or set(old.taints) != set(new.taints)):
+        return f"{POD_TOPOLOGY_SPREAD}: {new.name}'s topology or taints changed"
+    return ""
+
+
 def node_name(event: ClusterEvent, parked: Pod, release: str) -> str:
     """``nodename`` registers NodeAdd with no hint, which is Queue: any node added retries the
     pods it rejected: only a pod that names a node (a deferred resize, whose attempt it narrows to
@@ -322,7 +360,8 @@ def deferred_pod_scheduling(event: ClusterEvent, parked: Pod, release: str) -> s
 # Each modelled filter plugin's queueing hints: pod events for the first two, node events for all.
 HINTS = {NODE_RESOURCES_FIT: node_resources_fit, INTER_POD_AFFINITY: inter_pod_affinity,
          NODE_UNSCHEDULABLE: node_unschedulable, TAINT_TOLERATION: taint_toleration, NODE_AFFINITY: node_affinity,
-         NODE_NAME: node_name, DEFERRED_POD_SCHEDULING: deferred_pod_scheduling}
+         NODE_NAME: node_name, DEFERRED_POD_SCHEDULING: deferred_pod_scheduling,
+         POD_TOPOLOGY_SPREAD: pod_topology_spread}
 
 
 def woken_by(event: ClusterEvent, parked: Pod, rejectors: frozenset[str], release: str) -> str:
