@@ -210,8 +210,8 @@ def only_resources_matter(state: ClusterState, pod: Pod, node: Node) -> bool:
     Never for a deferred resize: the pod is itself among the node's pods (``_deferred_resize_fit``)."""
     if pod.resize_deferred:
         return False
-    return not (hard_spread(pod) or pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity
-                or state.nominated_to(node.name)
+    return not ((pod.topology_spread and hard_spread(pod)) or pod.pod_affinity or pod.pod_anti_affinity
+                or state.with_anti_affinity or state.nominated_to(node.name)
                 or any(p.pod_anti_affinity for p in state.pods_on(node.name)))
 
 
