@@ -21,7 +21,8 @@ from .world import World, activate, hold, park, set_pod, wake
 
 def attempt(world: World, key: str) -> World:
     """One scheduling attempt of a pending pod, and its effects."""
-    if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
+    first = world.state.pod_keyed(key)
+    if not first.resize_deferred and podgroup.group_key(world.state, first, world.release, world.gates):
         return attempt_group(world, key)
     pr = predict(world.state, key, world.build, world.now, world.release, world.gates)
     pod = world.state.pod_keyed(key)
@@ -34,6 +35,8 @@ def attempt(world: World, key: str) -> World:
     world = replace(world, predictions=world.predictions + (pr,))
     if len(pr.nodes) > 1:
         world = replace(world, allowed_nodes=world.allowed_nodes + ((key, pr.nodes),))
+    if pod.resize_deferred:
+        return _deferred_attempt(world, pod, pr, chosen)
     if pr.outcome == "schedule":
         bound = _bound(world, pod, chosen)
         world = set_pod(world, bound).note(f"{key} scheduled on {chosen} ({pr.reasons[0]})")
@@ -70,6 +73,43 @@ def attempt(world: World, key: str) -> World:
         world = set_pod(world, pod.with_(nominated_node_name=""))
     world = park(world.note(f"{key} stays pending: {pr.message or pr.reasons[0]}"), key, pr.rejectors)
     return wake(world, nomination_changed(pod, "")) if cleared else world
+
+
+def _deferred_attempt(world: World, pod: Pod, pr: Prediction, chosen: str) -> World:
+    """A deferred resize's attempt (1.37, InPlacePodVerticalScalingSchedulerPreemption on). The pod
+    runs on its node and stays there whatever the attempt finds: the failure handler keeps it in
+    the queue although it is bound, and returns before it would nominate it or write its
+    PodScheduled condition (schedule_one.go handleSchedulingFailure, isDeferredResize); the kubelet,
+    not the scheduler, actuates the resize once there is room.
+
+    * It fits: the cycle goes on to assume the pod, which the cache refuses for a pod it already
+      has (backend/cache/cache.go AssumePod), an error: the pod goes back to the queue with no
+      rejector (DeferredPodScheduling's Permit, meant to park it, is not reached). The model parks
+      it so: only the flush retries it (upstream retries it on its backoff, to the same end).
+    * It does not: its preemption ran on its own node; victims are deleted as any preemptor's, and
+      lower-priority nominations there cleared, but it is not nominated. It waits for its
+      rejectors' events (a victim gone from its node wakes it through NodeResourcesFit)."""
+    key = pod.key
+    if pr.outcome == "schedule":
+        world = world.note(f"{key}'s deferred resize fits {pod.node_name} now; the attempt ends in an error at "
+                           "assume (the pod is in the cache already) and it waits in the queue for the kubelet")
+        return park(world, key, frozenset())
+    if pr.outcome == "preempt":
+        world, evicted = _preempt_victims(world, pr.victims[chosen])
+        events: list[ClusterEvent] = []
+        for cleared in pr.nominations_cleared.get(chosen, ()):
+            other = world.state.pod_keyed(cleared)
+            if other is not None:
+                world = set_pod(world, other.with_(nominated_node_name=""))
+                events.append(nomination_changed(other, ""))
+        world = replace(world, preempted=world.preempted | set(evicted))
+        world = world.note(f"{key}'s deferred resize preempts {', '.join(pr.victims[chosen]) or 'nobody new'} "
+                           f"on {chosen}; it is not nominated")
+        world = park(world, key, pr.rejectors)
+        for event in events:
+            world = wake(world, event)
+        return world
+    return park(world.note(f"{key}'s deferred resize stays deferred: {pr.message or pr.reasons[0]}"), key, pr.rejectors)
 
 
 def success_message(filter_message: str, node: str, victims: int, release: str) -> str:

@@ -7,7 +7,8 @@ is. Plugins run in the default profile's order and the first failure decides,
 as in the framework.
 
 Upstream: pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,
-nodeaffinity,noderesources,interpodaffinity}.
+nodeaffinity,noderesources,podtopologyspread,interpodaffinity}; for a deferred resize (1.37,
+InPlacePodVerticalScalingSchedulerPreemption) also nodename and deferredpodscheduling.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal, Sequence
 
-from .objects import ClusterState, Node, Pod, PodAffinityTerm, Taint
+from .objects import ClusterState, Node, Pod, PodAffinityTerm, SpreadConstraint, Taint
 
 Code = Literal["Success", "Unschedulable", "UnschedulableAndUnresolvable"]
 SUCCESS: Code = "Success"
@@ -137,6 +138,8 @@ def resource_shortfall(alloc: dict[str, int], count: int, used: dict[str, int],
 def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
     # Terminating pods still hold their resources until they are gone.
     count, used = len(resident), resident.used
+    if pod.resize_deferred and pod.node_name == node.name:
+        return _deferred_resize_fit(pod, node, resident)
     if pod.node_name == node.name and pod.key in resident.keys:  # re-checking a bound pod: do not count it twice
         count -= 1
         used = {k: v - pod.request_map.get(k, 0) for k, v in used.items()}
@@ -146,12 +149,162 @@ def node_resources_fit(state: ClusterState, pod: Pod, node: Node, resident: Resi
     return Status(UNRESOLVABLE if unresolvable else UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit")
 
 
+def _deferred_resize_fit(pod: Pod, node: Node, resident: Residents) -> Status:
+    """NodeResourcesFit for a deferred resize on its own node (1.37 fit.go fitsRequest with
+    adjustDeltasToAccomodateCacheDiscrepancy): the pod is among the node's pods at what the cache
+    counts for it, so each resource it asks for is judged by how much more than that it wants,
+    max(0, desired - counted), against what is free with it counted. The node's pod count is not
+    adjusted: the pod counts once as a resident and once as the incoming pod."""
+    own = next((p for p in resident if p.key == pod.key), None)
+    counted = own.request_map if own is not None else {}
+    alloc, used = node.allocatable_map, resident.used
+    reasons, unresolvable = [], False
+    if len(resident) + 1 > alloc.get("pods", 0):
+        reasons.append("Too many pods")
+    for name, want in sorted(pod.desired_map.items()):
+        if want <= 0:
+            continue
+        have = alloc.get(name, 0)
+        # Also when it wants no more than is counted: a node the cache sees overcommitted (the pod
+        # counted at its desired size beside pods that no longer leave it room) does not fit.
+        if max(0, want - counted.get(name, 0)) > have - used.get(name, 0):
+            reasons.append(f"Insufficient {name}")
+            unresolvable |= want > have
+    if not reasons:
+        return OK
+    return Status(UNRESOLVABLE if unresolvable else UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit")
+
+
+def node_name(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
+    """NodeName: a pod that names its node (here, a bound pod whose resize was deferred) fits no
+    other; its PreFilter narrows the attempt to that node, and the nodes it leaves out are
+    UnschedulableAndUnresolvable with the framework's reason (schedule_one.go findNodesThatFitPod)."""
+    if pod.node_name and pod.node_name != node.name:
+        return Status(UNRESOLVABLE, ("node(s) didn't satisfy plugin(s) [NodeName]",), "NodeName")
+    return OK
+
+
+def deferred_pod_scheduling(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
+    """DeferredPodScheduling (1.37): a node whose spec.podPreemptionPolicy.disableResizePreemption
+    names anybody is closed to its pods' deferred resizes, UnschedulableAndUnresolvable, so
+    nobody there is preempted for them (deferred_pod_scheduling.go Filter)."""
+    if pod.resize_deferred and node.resize_preemption_disabled:
+        return Status(UNRESOLVABLE, ("node had resize preemption disabled",), "DeferredPodScheduling")
+    return OK
+
+
+def for_deferred_resize(plugins: Sequence[FilterPlugin]) -> tuple[FilterPlugin, ...]:
+    """The filters a deferred resize meets: the plugins whose PreFilter returns Skip for such a pod
+    (marked ``skips_deferred_resize``; the framework then never runs their Filter, in an attempt
+    and in a preemption dry run alike) left out, NodeName first and DeferredPodScheduling before
+    NodeResourcesFit, where 1.37's default profile puts them (apis/config/v1/default_plugins.go
+    applyDeferredPodScheduling). Both look at the node only: in a dry run they pass again."""
+    return (node_name, deferred_pod_scheduling) + tuple(
+        p for p in plugins if not getattr(p, "skips_deferred_resize", False) and p not in (node_name, deferred_pod_scheduling))
+
+
 def only_resources_matter(state: ClusterState, pod: Pod, node: Node) -> bool:
     """True when, for ``pod`` on ``node``, the pod-dependent filters reduce to NodeResourcesFit:
-    no affinity terms anywhere and no nominated pods there. A dry run may then count instead of filter."""
-    return not (pod.pod_affinity or pod.pod_anti_affinity or state.with_anti_affinity
-                or state.nominated_to(node.name)
+    no affinity terms anywhere, no spread constraint of its own and no nominated pods there. A dry
+    run may then count instead of filter.
+    Never for a deferred resize: the pod is itself among the node's pods (``_deferred_resize_fit``)."""
+    if pod.resize_deferred:
+        return False
+    return not ((pod.topology_spread and hard_spread(pod)) or pod.pod_affinity or pod.pod_anti_affinity
+                or state.with_anti_affinity or state.nominated_to(node.name)
                 or any(p.pod_anti_affinity for p in state.pods_on(node.name)))
+
+
+def hard_spread(pod: Pod) -> tuple[SpreadConstraint, ...]:
+    """The pod's DoNotSchedule spread constraints: the only ones its filter looks at."""
+    return tuple(c for c in pod.topology_spread if c.when_unsatisfiable == "DoNotSchedule")
+
+
+def _untolerated(pod: Pod, node: Node) -> bool:
+    return any(t.effect in ("NoSchedule", "NoExecute") and not any(x.tolerates(t) for x in pod.tolerations)
+               for t in node.taints)
+
+
+def _spread_counts_on(node: Node, pod: Pod, c: SpreadConstraint) -> bool:
+    """Whether a node's pods count for the constraint (matchNodeInclusionPolicies): under Honor, only a
+    node that passes the pod's required node affinity and nodeSelector, or whose NoSchedule and
+    NoExecute taints it tolerates."""
+    if c.node_affinity_policy == "Honor":
+        labels = node.label_map
+        if not all(labels.get(k) == v for k, v in pod.node_selector):
+            return False
+        if pod.node_affinity and not any(all(r.matches(labels) for r in term) for term in pod.node_affinity):
+            return False
+    return not (c.node_taints_policy == "Honor" and _untolerated(pod, node))
+
+
+def _spread_matching(pods: Sequence[Pod], c: SpreadConstraint, pod: Pod) -> int:
+    # countPodsMatchSelector: an empty selector counts nobody; a terminating pod is not counted. Nor
+    # is the pod itself where a check supposes it placed already (a pod group's placed pod checked
+    # again: upstream removes it from the snapshot first, podgrouppreemption.go).
+    if c.selector.empty:
+        return 0
+    return sum(1 for p in pods if not p.terminating and p.namespace == pod.namespace and p.key != pod.key
+               and c.selector.matches(p.label_map))
+
+
+def _spread_state(state: ClusterState, pod: Pod):
+    """PreFilter's counts for ``pod``, once per state: per constraint, each domain (topology value)
+    and the matching pods in it, over the nodes that have every constraint's key and count for that
+    constraint; and the constraints each node counts for."""
+    cache = state.memo.setdefault("spread", {})
+    got = cache.get(pod.key)
+    if got is None:
+        constraints = hard_spread(pod)
+        totals: list[dict[str, int]] = [{} for _ in constraints]
+        counted: dict[str, tuple[int, ...]] = {}
+        for n in state.nodes:
+            labels = n.label_map
+            if not all(c.topology_key in labels for c in constraints):
+                continue
+            mine = []
+            for i, c in enumerate(constraints):
+                if not _spread_counts_on(n, pod, c):
+                    continue
+                value = labels[c.topology_key]
+                totals[i][value] = totals[i].get(value, 0) + _spread_matching(state.pods_on(n.name), c, pod)
+                mine.append(i)
+            counted[n.name] = tuple(mine)
+        got = cache[pod.key] = (constraints, totals, counted)
+    return got
+
+
+def pod_topology_spread(state: ClusterState, pod: Pod, node: Node, resident: Residents) -> Status:
+    """PodTopologySpread's Filter for the pod's DoNotSchedule constraints: a node without a
+    constraint's key is UnschedulableAndUnresolvable; otherwise the pods matching in the node's
+    domain, plus the pod itself if it matches, minus the fewest in any domain (0 while there are
+    fewer domains than minDomains), may exceed maxSkew by nothing, else Unschedulable. The node's
+    own pods are those this check supposes (a preemption dry run removes some: upstream's
+    PreFilterExtension RemovePod and AddPod keep the counts so), the other nodes' those of the state.
+    Upstream keeps only two "critical paths" per constraint for the minimum, which after pods are
+    added back need not be the true one; the model takes the true minimum."""
+    if not pod.topology_spread:
+        return OK
+    constraints, totals, counted = _spread_state(state, pod)
+    if not constraints:
+        return OK
+    labels = node.label_map
+    mine = counted.get(node.name, ())
+    for i, c in enumerate(constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return Status(UNRESOLVABLE, ("node(s) didn't match pod topology spread constraints (missing required label)",),
+                          "PodTopologySpread")
+        counts = totals[i]
+        if i in mine:
+            delta = _spread_matching(resident, c, pod) - _spread_matching(state.pods_on(node.name), c, pod)
+            if delta:
+                counts = {**counts, value: counts.get(value, 0) + delta}
+        fewest = 0 if len(counts) < c.min_domains or not counts else min(counts.values())
+        itself = 1 if c.selector.matches(pod.label_map) else 0
+        if counts.get(value, 0) + itself - fewest > c.max_skew:
+            return Status(UNSCHEDULABLE, ("node(s) didn't match pod topology spread constraints",), "PodTopologySpread")
+    return OK
 
 
 def _domain(node: Node, key: str) -> str | None:
@@ -229,6 +382,11 @@ def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Resi
     return OK
 
 
+# Each returns Skip from PreFilter for a deferred resize (1.37, the gate on): the pod already runs
+# on its node, so only whether the node has room for its new size is asked.
+for _plugin in (node_unschedulable, taint_toleration, node_affinity, pod_topology_spread, inter_pod_affinity):
+    _plugin.skips_deferred_resize = True
+
 # The default profile's filter order (the subset modelled). The first three
 # look only at the node, never at the pods on it, so a preemption dry run,
 # which only changes the pods, need not run them again.
@@ -237,6 +395,7 @@ FILTERS: tuple[FilterPlugin, ...] = (
     taint_toleration,
     node_affinity,
     node_resources_fit,
+    pod_topology_spread,
     inter_pod_affinity,
 )
 POD_DEPENDENT = FILTERS[3:]
@@ -268,6 +427,8 @@ def run_filters(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Po
         pods = resident if isinstance(resident, Residents) else Residents(resident)
     if nominated:
         pods = with_nominated(state, pod, node, pods)
+    if pod.resize_deferred:
+        plugins = for_deferred_resize(plugins)
     for plugin in plugins:
         status = plugin(state, pod, node, pods)
         if not status.ok:

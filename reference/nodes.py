@@ -25,6 +25,7 @@ NOT_READY = Taint("node.kubernetes.io/not-ready", "NoSchedule")
 UPDATE_NODE_ALLOCATABLE = "UpdateNodeAllocatable"
 UPDATE_NODE_LABEL = "UpdateNodeLabel"
 UPDATE_NODE_TAINT = "UpdateNodeTaint"
+UPDATE_NODE_PREEMPTION_POLICY = "UpdateNodePreemptionPolicy"
 
 
 def node_changes(old: Node, new: Node) -> tuple[str, ...]:
@@ -39,6 +40,8 @@ def node_changes(old: Node, new: Node) -> tuple[str, ...]:
         out.append(UPDATE_NODE_LABEL)
     if set(old.taints) != set(new.taints) and UPDATE_NODE_TAINT not in out:
         out.append(UPDATE_NODE_TAINT)
+    if old.resize_preemption_disabled != new.resize_preemption_disabled:
+        out.append(UPDATE_NODE_PREEMPTION_POLICY)  # 1.37 (events.go extractNodePreemptionPolicyChange)
     return tuple(out)
 
 

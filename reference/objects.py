@@ -133,6 +133,22 @@ class PodAffinityTerm:
 
 
 @dataclass(frozen=True)
+class SpreadConstraint:
+    """One of a pod's topologySpreadConstraints. Only DoNotSchedule ones filter (ScheduleAnyway
+    ones score). The policies default as the scheduler defaults them (podtopologyspread/common.go
+    filterTopologySpreadConstraints: minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore);
+    matchLabelKeys is left out (the API server merges it into the selector at creation)."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = "DoNotSchedule"
+    min_domains: int = 1
+    node_affinity_policy: Literal["Honor", "Ignore"] = "Honor"
+    node_taints_policy: Literal["Honor", "Ignore"] = "Ignore"
+
+
+@dataclass(frozen=True)
 class Pod:
     name: str
     namespace: str = "default"
@@ -163,6 +179,15 @@ class Pod:
     usage: tuple[tuple[str, int], ...] = ()
     # The PodGroup it belongs to (spec.schedulingGroup.podGroupName), in its namespace; "" for none.
     group: str = ""
+    # An in-place resize the kubelet deferred (PodResizePending=True, reason Deferred): the requests
+    # the spec now asks for, which the node could not give yet; () when none is deferred. The
+    # scheduler's cache counts such a pod by the larger of those and what the kubelet allocated
+    # (component-helpers PodRequests, determineEffectiveRequests), so ``requests`` normally holds
+    # these already; they differ only where the cache lags the pod (a unit table's snapshot).
+    deferred_requests: tuple[tuple[str, int], ...] = ()
+    # What the kubelet allocated while the resize is deferred (its requests before the resize).
+    allocated: tuple[tuple[str, int], ...] = ()
+    topology_spread: tuple[SpreadConstraint, ...] = ()
 
     @cached_property
     def key(self) -> str:
@@ -184,6 +209,17 @@ class Pod:
     def terminating(self) -> bool:
         return self.deletion_timestamp is not None
 
+    @property
+    def resize_deferred(self) -> bool:
+        """A running pod whose resize waits: with InPlacePodVerticalScalingSchedulerPreemption (1.37,
+        alpha) the scheduler queues it as a preemptor bound to its own node (reference.resize)."""
+        return bool(self.deferred_requests) and bool(self.node_name)
+
+    @cached_property
+    def desired_map(self) -> dict[str, int]:
+        """What the pod asks for as its own scheduling sees it: a deferred resize's spec, else its requests."""
+        return dict(self.deferred_requests) if self.deferred_requests else self.request_map
+
     def with_(self, **changes) -> Pod:
         return replace(self, **changes)
 
@@ -195,6 +231,9 @@ class Node:
     allocatable: tuple[tuple[str, int], ...] = (("pods", 110),)
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
+    # spec.podPreemptionPolicy.disableResizePreemption (1.37): who turned off preemption for deferred
+    # resizes of this node's pods; any entry turns it off (deferredpodscheduling Filter).
+    resize_preemption_disabled: tuple[str, ...] = ()
 
     @cached_property
     def label_map(self) -> dict[str, str]:
@@ -424,6 +463,7 @@ __all__ = [
     "PodGroup",
     "PriorityClass",
     "Requirement",
+    "SpreadConstraint",
     "Taint",
     "Toleration",
 ]

@@ -18,7 +18,7 @@ from . import filter as flt
 from .candidates import ScoreFunc, num_candidates, pick_nodes
 from .fit_error import NOT_HELPFUL, fit_error, summary
 from .objects import PREEMPT_NEVER, ClusterState, Node, Pod
-from .release import DEFAULT_RELEASE, LONE_PREEMPTOR_GROUP_VICTIMS, Gates, has
+from .release import DEFAULT_RELEASE, DEFERRED_RESIZE_PREEMPTION, LONE_PREEMPTOR_GROUP_VICTIMS, Gates, has
 from .toleration import DEFAULT_PREFIX, ClassMissing, Exemption, exempted_from_preemption
 from .victim import Unit, Victim, composite_on, pdb_verdicts, pod_priority, start_time, units_by_node
 
@@ -420,6 +420,9 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     pod = state.pod_keyed(pod_key)
     if pod is None:
         raise KeyError(pod_key)
+    if pod.resize_deferred and not has(release, DEFERRED_RESIZE_PREEMPTION, gates):
+        raise ValueError(f"{pod_key} runs on {pod.node_name}: its deferred resize is scheduled only from 1.37 "
+                         "with InPlacePodVerticalScalingSchedulerPreemption on")
     statuses, feasible, rejectors = filter_nodes(state, pod)
     if pod.nominated_node_name in feasible:
         # The nominated node is tried first and wins when it fits.

@@ -135,13 +135,21 @@ COMPOSITE_POD_GROUPS = Switch(
     "victim ranks above a pod group's), and a composite group preempts as one for all its pod groups' "
     "pods; with the gate off the scheduler lists no composite group and each pod group stands alone",
     gate="CompositePodGroup", component="kube-scheduler", needs_gate=True)
+DEFERRED_RESIZE_PREEMPTION = Switch(
+    "deferred-resize-preemption", "1.37", "kubernetes#140000 (KEP-5836)",
+    "a running pod whose in-place resize the kubelet deferred is queued and scheduled again, bound to its "
+    "own node: only NodeName, DeferredPodScheduling (the node's disableResizePreemption) and "
+    "NodeResourcesFit judge it, and when it does not fit it preempts lower-priority pods of that node, "
+    "without a nomination; before (or with the gate off) the scheduler leaves it alone",
+    gate="InPlacePodVerticalScalingSchedulerPreemption", component="kube-scheduler", needs_gate=True)
 SWITCHES = (TERMINATING_VICTIMS_SKIPPED, NOMINATION_CLEARED_ON_BINDING, ONE_PREEMPTION_AT_A_TIME,
             PREBIND_VICTIMS_CANCELLED, LAST_VICTIM_SKIPPED_AFTER_FAILURE, PREEMPTOR_ACTIVATED_AFTER_IN_MEMORY_LAST,
             NOMINATED_PODS_IN_AFFINITY_HINTS, ANY_TERM_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS,
             PREEMPTION_SUCCESS_MESSAGE,
             GROUP_PRIORITY_MUST_MATCH, GROUP_POLICY_FROM_GROUP,
             GROUP_PLACEMENT_FIXED, GROUP_MEMBERS_AT_GROUP_PRIORITY, GROUP_NOMINATED_WHERE_PLACED, GROUP_ONGOING_PREEMPTION,
-            GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS, COMPOSITE_POD_GROUPS)
+            GROUP_REST_RETRIED_AT_ONCE, LONE_PREEMPTOR_GROUP_VICTIMS, COMPOSITE_POD_GROUPS,
+            DEFERRED_RESIZE_PREEMPTION)
 
 
 def minor(release: str) -> tuple[int, int]:

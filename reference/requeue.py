@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .filter import term_matches
+from .filter import hard_spread, term_matches
 from .objects import Node, Pod
 from .release import ANY_TERM_IN_AFFINITY_HINTS, NOMINATED_PODS_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS, has
 
@@ -31,12 +31,19 @@ INTER_POD_AFFINITY = "InterPodAffinity"
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
 TAINT_TOLERATION = "TaintToleration"
 NODE_AFFINITY = "NodeAffinity"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+# For a deferred resize only (1.37, InPlacePodVerticalScalingSchedulerPreemption): NodeName rejects
+# every node but the pod's own (reference.filter.node_name), DeferredPodScheduling a node closed to
+# resize preemption.
+NODE_NAME = "NodeName"
+DEFERRED_POD_SCHEDULING = "DeferredPodScheduling"
 # Registered for node events only: no pod event the scenarios cause wakes a pod they alone rejected.
 NODE_ONLY = (TAINT_TOLERATION, NODE_AFFINITY, NODE_UNSCHEDULABLE)
 
 ASSIGNED_POD_DELETE = "AssignedPodDelete"
 ASSIGNED_POD_ADD = "AssignedPodAdd"
 UPDATE_POD_SCALE_DOWN = "UpdatePodScaleDown"  # a running pod resized in place to ask less (reference.resize)
+UPDATE_POD_SCALE_UP = "UpdatePodScaleUp"  # ... to ask more (its resize actuated, or deferred: reference.resize)
 # Node events (framework/events.go NodeSchedulingPropertiesChange): an uncordon is an
 # UpdateNodeTaint; a cordon is none (only the taint the node lifecycle controller then adds).
 NODE_ADD = "NodeAdd"
@@ -44,7 +51,9 @@ NODE_DELETE = "NodeDelete"
 UPDATE_NODE_ALLOCATABLE = "UpdateNodeAllocatable"
 UPDATE_NODE_LABEL = "UpdateNodeLabel"
 UPDATE_NODE_TAINT = "UpdateNodeTaint"
-NODE_EVENTS = (NODE_ADD, NODE_DELETE, UPDATE_NODE_ALLOCATABLE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT)
+UPDATE_NODE_PREEMPTION_POLICY = "UpdateNodePreemptionPolicy"  # 1.37: spec.podPreemptionPolicy changed
+NODE_EVENTS = (NODE_ADD, NODE_DELETE, UPDATE_NODE_ALLOCATABLE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
+               UPDATE_NODE_PREEMPTION_POLICY)
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,13 @@ def pod_scaled_down(old: Pod, new: Pod) -> ClusterEvent:
     """A running pod resized to ask less of some resource: ``updatePodInCache``'s
     UpdatePodScaleDown, no pre-check."""
     return ClusterEvent(UPDATE_POD_SCALE_DOWN, new, f"{new.key} on {new.node_name} resized to ask less", old_pod=old)
+
+
+def pod_scaled_up(old: Pod, new: Pod) -> ClusterEvent:
+    """A running pod that asks more of some resource than before (``updatePodInCache``'s
+    UpdatePodScaleUp): its resize actuated, or deferred (the cache counts a deferred resize at the
+    spec's size). Only a deferred resize parked on the same node listens (1.37, the gate on)."""
+    return ClusterEvent(UPDATE_POD_SCALE_UP, new, f"{new.key} on {new.node_name} resized to ask more", old_pod=old)
 
 
 def node_added(node: Node) -> ClusterEvent:
@@ -175,7 +191,7 @@ def node_affinity(event: ClusterEvent, parked: Pod, release: str) -> str:
 def _fits_empty(node: Node, pod: Pod) -> bool:
     # isFit: the node with no pods on it, allocatable only.
     alloc = node.allocatable_map
-    return alloc.get("pods", 0) >= 1 and all(alloc.get(r, 0) >= q for r, q in pod.requests if q)
+    return alloc.get("pods", 0) >= 1 and all(alloc.get(r, 0) >= q for r, q in pod.desired_map.items() if q)
 
 
 def _resources_fit_node(event: ClusterEvent, parked: Pod, release: str) -> str:
@@ -185,12 +201,14 @@ def _resources_fit_node(event: ClusterEvent, parked: Pod, release: str) -> str:
     if event.name not in (NODE_ADD, UPDATE_NODE_ALLOCATABLE):
         return _taint_fallback(event, NODE_RESOURCES_FIT, release)
     node, old = event.node, event.old_node
+    if parked.resize_deferred and node.name != parked.node_name:
+        return ""  # a deferred resize is bound to its node: another node's change cannot help it (1.37)
     if not _fits_empty(node, parked):
         return ""
     if old is not None:
         new_alloc, old_alloc = node.allocatable_map, old.allocatable_map
         grew = new_alloc.get("pods", 0) > old_alloc.get("pods", 0) or any(
-            q and new_alloc.get(r, 0) > old_alloc.get(r, 0) for r, q in parked.requests)
+            q and new_alloc.get(r, 0) > old_alloc.get(r, 0) for r, q in parked.desired_map.items())
         if not grew:
             return ""
     return f"{NODE_RESOURCES_FIT}: it would fit {node.name} were the node empty"
@@ -234,15 +252,22 @@ def node_resources_fit(event: ClusterEvent, parked: Pod, release: str) -> str:
     that held room (bound, or nominated) going away may make room for anybody."""
     if event.name in NODE_EVENTS:
         return _resources_fit_node(event, parked, release)
+    # A deferred resize (1.37, the gate on) is bound to its node: a pod elsewhere changes nothing
+    # for it (isSchedulableAfterAssignedPodDelete, haveEnoughRelevantResourcesDecreased).
+    elsewhere = parked.resize_deferred and event.pod.node_name != parked.node_name
     if event.name == ASSIGNED_POD_DELETE and (event.pod.node_name or event.pod.nominated_node_name):
-        return f"{NODE_RESOURCES_FIT}: the room {event.pod.key} held may fit it"
-    if event.name == UPDATE_POD_SCALE_DOWN and event.old_pod is not None:
+        return "" if elsewhere else f"{NODE_RESOURCES_FIT}: the room {event.pod.key} held may fit it"
+    if event.name == UPDATE_POD_SCALE_DOWN and event.old_pod is not None and not elsewhere:
         # isSchedulableAfterPodScaleDown (1.37 ...AssignedPodScaleDown): only a resource the
         # parked pod asks for, and that the resized pod now asks less of, counts.
-        less = sorted(r for r, q in parked.request_map.items()
+        less = sorted(r for r, q in parked.desired_map.items()
                       if q and event.pod.request_map.get(r, 0) < event.old_pod.request_map.get(r, 0))
         if event.pod.node_name and less:
             return f"{NODE_RESOURCES_FIT}: {event.pod.key} now asks less {', '.join(less)}"
+    if event.name == UPDATE_POD_SCALE_UP and parked.resize_deferred and not elsewhere:
+        # isSchedulableAfterAssignedPodScaleUp (registered with the gate): room it waited for may be
+        # gone, so it tries again, to preempt.
+        return f"{NODE_RESOURCES_FIT}: {event.pod.key} asks more on {parked.node_name}"
     return ""
 
 
@@ -268,9 +293,75 @@ def inter_pod_affinity(event: ClusterEvent, parked: Pod, release: str) -> str:
     return ""
 
 
+def _spread_keys_on(node: Node | None, constraints) -> bool:
+    return node is not None and all(c.topology_key in node.label_map for c in constraints)
+
+
+def pod_topology_spread(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``podtopologyspread/plugin.go`` (the same from 1.34 to 1.37): isSchedulableAfterAssignedPodChange
+    (AssignedPod Add|Delete; a nominated pod's deletion or nomination change counts, as the queue
+    makes it one): a pod bound or nominated, in the parked pod's namespace, that one of its
+    DoNotSchedule constraints selects; isSchedulableAfterNodeChange (Node Add|Delete|UpdateNodeLabel|
+    UpdateNodeTaint): a node with every constraint's key added or deleted, or one that gains or
+    loses the keys, or has them and changes one or its taints."""
+    constraints = hard_spread(parked)
+    if not constraints:
+        return ""  # its PreFilter skips such a pod: the plugin never rejected it
+    if event.name in (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE):
+        other = event.pod
+        if not (other.node_name or other.nominated_node_name) or other.namespace != parked.namespace:
+            return ""
+        if any(c.selector.matches(other.label_map) for c in constraints):
+            return f"{POD_TOPOLOGY_SPREAD}: {other.key} counts in its spread"
+        return ""
+    if event.name not in (NODE_ADD, NODE_DELETE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT):
+        return ""
+    new, old = event.node, event.old_node
+    if event.name == NODE_ADD:
+        return f"{POD_TOPOLOGY_SPREAD}: {new.name} added in its topology" if _spread_keys_on(new, constraints) else ""
+    if event.name == NODE_DELETE:
+        return f"{POD_TOPOLOGY_SPREAD}: {old.name} deleted from its topology" if _spread_keys_on(old, constraints) else ""
+    was, now = _spread_keys_on(old, constraints), _spread_keys_on(new, constraints)
+    if was != now:
+        return f"{POD_TOPOLOGY_SPREAD}: {new.name} {'joins' if now else 'leaves'} its topology"
+    if now and (any(old.label_map.get(c.topology_key) != new.label_map.get(c.topology_key) for c in constraints)
+                or set(old.taints) != set(new.taints)):
+        return f"{POD_TOPOLOGY_SPREAD}: {new.name}'s topology or taints changed"
+    return ""
+
+
+def node_name(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``nodename`` registers NodeAdd with no hint, which is Queue: any node added retries the
+    pods it rejected: only a pod that names a node (a deferred resize, whose attempt it narrows to
+    its own node) is ever rejected by it."""
+    if event.name == NODE_ADD and parked.node_name:
+        return f"{NODE_NAME}: node {event.node.name} added"
+    return ""
+
+
+def _closed(node: Node) -> bool:
+    return bool(node.resize_preemption_disabled)
+
+
+def deferred_pod_scheduling(event: ClusterEvent, parked: Pod, release: str) -> str:
+    """``deferredpodscheduling`` (1.37) isSchedulableAfterNodeChange (UpdateNodePreemptionPolicy)
+    and isSchedulableAfterNodeAdd: the pod's own node open to resize preemption now, having been
+    closed before (an added node counts as closed before); another node never."""
+    if event.name not in (NODE_ADD, UPDATE_NODE_PREEMPTION_POLICY) or not parked.resize_deferred:
+        return ""
+    node = event.node
+    if node.name != parked.node_name or _closed(node):
+        return ""
+    if event.old_node is None or _closed(event.old_node):
+        return f"{DEFERRED_POD_SCHEDULING}: {node.name} allows resize preemption now"
+    return ""
+
+
 # Each modelled filter plugin's queueing hints: pod events for the first two, node events for all.
 HINTS = {NODE_RESOURCES_FIT: node_resources_fit, INTER_POD_AFFINITY: inter_pod_affinity,
-         NODE_UNSCHEDULABLE: node_unschedulable, TAINT_TOLERATION: taint_toleration, NODE_AFFINITY: node_affinity}
+         NODE_UNSCHEDULABLE: node_unschedulable, TAINT_TOLERATION: taint_toleration, NODE_AFFINITY: node_affinity,
+         NODE_NAME: node_name, DEFERRED_POD_SCHEDULING: deferred_pod_scheduling,
+         POD_TOPOLOGY_SPREAD: pod_topology_spread}
 
 
 def woken_by(event: ClusterEvent, parked: Pod, rejectors: frozenset[str], release: str) -> str:
@@ -289,5 +380,5 @@ def woken_by(event: ClusterEvent, parked: Pod, rejectors: frozenset[str], releas
     return ""
 
 
-__all__ = ["ClusterEvent", "assigned_pod_gone", "pod_scaled_down", "nominated_pod_deleted", "nomination_changed", "pod_bound", "woken_by",
+__all__ = ["ClusterEvent", "assigned_pod_gone", "pod_scaled_down", "pod_scaled_up", "nominated_pod_deleted", "nomination_changed", "pod_bound", "woken_by",
            "node_added", "node_updated", "node_deleted", "HINTS", "NODE_ONLY", "NODE_EVENTS"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .world import World
+from .world import World, to_schedule
 
 
 def restart(world: World, graceful: bool = False, how: str = "") -> World:
@@ -26,7 +26,10 @@ def restart(world: World, graceful: bool = False, how: str = "") -> World:
     from .scheduler import run_queue
 
     how = how or ("is stopped and started again" if graceful else "is killed and started again")
-    pending = {p.key for p in world.state.pending()}
+    # With InPlacePodVerticalScalingSchedulerPreemption (1.37) the informer's list queues a running pod
+    # whose resize is deferred too (eventhandlers.go addPod).
+    pending = {p.key for p in world.state.pending()} | {
+        p.key for p in world.state.pods if p.resize_deferred and to_schedule(world, p)}
     world = replace(world, parked=(), rejectors=(), failures=(), queued=(),
                     state=replace(world.state, pods=tuple(p.with_(queued_at=world.now) if p.key in pending else p
                                                           for p in world.state.pods)))

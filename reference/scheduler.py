@@ -26,13 +26,13 @@ from .preemption import predict
 from .queue import FLUSH_PERIOD, UNSCHEDULABLE_MAX_STAY, backoff, queue_key, queue_order
 from .release import DEFAULT_RELEASE, GROUP_POLICY_FROM_GROUP, Gates, has
 from .requeue import assigned_pod_gone, nominated_pod_deleted
-from .world import PodView, World, backing_off, remove, set_pod, view, wake
+from .world import PodView, World, backing_off, remove, set_pod, to_schedule, view, wake
 
 
 def pop_order(world: World, keys: tuple[str, ...]) -> list[str]:
     """Woken pods in the order the scheduler pops them: those past their backoff in queue order,
     then those still backing off by when their backoff ends (SchedulerPopFromBackoffQ)."""
-    pods = [p for p in (world.state.pod_keyed(k) for k in keys) if p is not None and not p.node_name]
+    pods = [p for p in (world.state.pod_keyed(k) for k in keys) if p is not None and to_schedule(world, p)]
     ready = [p for p in pods if not backing_off(world, p.key)]
     waiting = sorted((p for p in pods if backing_off(world, p.key)),
                      key=lambda p: (p.queued_at + backoff(dict(world.failures)[p.key]), queue_key(p)))
@@ -43,7 +43,9 @@ def run_queue(world: World, keys: set[str] | None = None) -> World:
     """Try pending pods (``keys``, or every one not parked) and then every pod an event moved back
     to the queue meanwhile, until none is left."""
     if keys is None:
-        keys = {p.key for p in world.state.pending() if p.key not in world.parked_keys()}
+        # At start the informers' AddPod queues the pending pods and, with the gate, the deferred resizes.
+        keys = {p.key for p in world.state.pods if (not p.node_name or p.resize_deferred) and to_schedule(world, p)
+                and not p.terminating and p.key not in world.parked_keys()}
     world = replace(world, queued=world.queued + tuple(sorted(k for k in keys if k not in world.queued)))
     return _drain(world)
 
@@ -94,9 +96,10 @@ def _try_each(world: World, order: list[str]) -> World:
     tried_groups: set[str] = set()
     for key in order:
         pod = world.state.pod_keyed(key)
-        if pod is None or pod.node_name:
+        if pod is None or not to_schedule(world, pod):
             continue  # gone, or bound meanwhile
-        group = podgroup.group_key(world.state, pod, world.release, world.gates)
+        # A deferred resize is tried alone, whatever group it is in (scheduling_queue.go isPodGroupMember).
+        group = "" if pod.resize_deferred else podgroup.group_key(world.state, pod, world.release, world.gates)
         if group:
             if group in tried_groups:
                 continue  # its group's cycle took it with the others

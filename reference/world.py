@@ -16,7 +16,7 @@ from . import executor as preemption_executor
 from .objects import ClusterState, Pod
 from .preemption import Prediction
 from .queue import UNSCHEDULABLE_MAX_STAY, backoff
-from .release import DEFAULT_RELEASE, Gates
+from .release import DEFAULT_RELEASE, DEFERRED_RESIZE_PREEMPTION, Gates, has
 from .requeue import HINTS, ClusterEvent, woken_by
 
 
@@ -134,6 +134,15 @@ def activate(world: World, keys) -> World:
     return world.note(f"{', '.join(moved)} activated")
 
 
+def to_schedule(world: World, pod: Pod) -> bool:
+    """Whether the scheduler tries ``pod`` when it comes up in the queue: a pending pod, or a running
+    one whose in-place resize the kubelet deferred, which from 1.37 with the gate on is queued as
+    a preemptor bound to its node (eventhandlers.go addPod and updatePod, isPodResizeDeferred)."""
+    if not pod.node_name:
+        return True
+    return pod.resize_deferred and not pod.terminating and has(world.release, DEFERRED_RESIZE_PREEMPTION, world.gates)
+
+
 def backing_off(world: World, key: str) -> bool:
     """Whether a pod woken now is still in its backoff (it then waits in backoffQ behind the
     pods whose backoff is over: the scheduler pops backoffQ only when activeQ is empty)."""
@@ -185,4 +194,5 @@ def view(world: World) -> dict[str, PodView]:
     return out
 
 
-__all__ = ["World", "PodView", "activate", "backing_off", "held_back", "hold", "park", "rejectors_of", "remove", "set_pod", "view", "wake"]
+__all__ = ["World", "PodView", "activate", "backing_off", "held_back", "hold", "park", "rejectors_of", "remove", "set_pod",
+           "to_schedule", "view", "wake"]
