@@ -142,6 +142,10 @@ def _victim_view(state: ClusterState, item, members, now: datetime) -> Victim:
     return Victim(tuple(members(item)), item.priority, item.grouped, item.start)
 
 
+# ErrNoNodesAvailable (scheduler.go): the cycle's error when the snapshot has no node at all.
+NO_NODES = "no nodes available to schedule pods"
+
+
 # --- results --------------------------------------------------------------------
 
 
@@ -419,6 +423,11 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     pod = state.pod_keyed(pod_key)
     if pod is None:
         raise KeyError(pod_key)
+    if not state.nodes:
+        # schedule_one.go schedulePod: with no node in the snapshot the cycle stops before the
+        # filters (ErrNoNodesAvailable): no PostFilter, the nomination cleared (clearNominatedNode),
+        # and no plugin named as a rejector.
+        return Prediction(pod.key, "unschedulable", nominated_node="", reasons=(NO_NODES,), message=NO_NODES)
     statuses, feasible, rejectors = filter_nodes(state, pod)
     if pod.nominated_node_name in feasible:
         # The nominated node is tried first and wins when it fits.
@@ -431,7 +440,11 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     n = len(state.nodes)
     filter_msg = fit_error(statuses)
     as_groups = has(release, LONE_PREEMPTOR_GROUP_VICTIMS, gates)
-    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups,
+    # A nominated node the snapshot no longer has (deleted) is absent from the filters' statuses,
+    # which count an absent node UnschedulableAndUnresolvable (NodeToStatus.Get, absentNodesStatus):
+    # the pod may preempt again, whatever still terminates on the node it was nominated to.
+    nominated_status = statuses.get(pod.nominated_node_name, flt.Status(flt.UNRESOLVABLE)) if pod.nominated_node_name else None
+    ok, why = eligible(state, pod, plugin, nominated_status, as_groups,
                        eligible_victim=eligible_victim, now=now)
     if not ok:
         return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",

@@ -77,8 +77,8 @@ def victim_units(state: ClusterState, priority: int, release: str, now: datetime
     whole: dict[str, list[Pod]] = {}
     units: list[Unit] = []
     for p in state.pods:
-        if not p.node_name:
-            continue
+        if not p.node_name or state.node_named(p.node_name) is None:
+            continue  # pending, or left on a deleted node: the snapshot's nodes do not hold it
         g = state.group_of(p)
         if g is not None and g.disruption == "all":
             whole.setdefault(g.key, []).append(p)
