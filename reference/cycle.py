@@ -23,7 +23,7 @@ def attempt(world: World, key: str) -> World:
     """One scheduling attempt of a pending pod, and its effects."""
     if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
         return attempt_group(world, key)
-    pr = predict(world.state, key, world.build, world.now, world.release, world.gates)
+    pr = predict(world.state, key, world.build if world.preemption else None, world.now, world.release, world.gates)
     pod = world.state.pod_keyed(key)
     assert pod is not None
     forced = dict(world.choices).get(key)

@@ -411,14 +411,15 @@ def dry_run(state: ClusterState, pod: Pod, plugin, now: datetime, statuses: dict
     return verdicts
 
 
-def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime,
+def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin | None, now: datetime,
             release: str = DEFAULT_RELEASE, gates: Gates = (), *, eligible_victim: EligibleVictim | None = None,
             more_important: MoreImportant | None = None, score_funcs: tuple[ScoreFunc, ...] | None = None,
             ) -> Prediction:
     """One scheduling attempt of a pending pod: schedule, preempt, or stay pending. ``release`` and
     ``gates`` decide how victims are weighed (``release.LONE_PREEMPTOR_GROUP_VICTIMS``).
     ``eligible_victim``, ``more_important``, ``score_funcs``: the plugin's hooks (EligibleVictim,
-    MoreImportant, reference.candidates.ScoreFunc); None, upstream's defaults."""
+    MoreImportant, reference.candidates.ScoreFunc); None, upstream's defaults. ``build`` None: a
+    profile with no PostFilter plugin (preemption disabled)."""
     plugin = PLUGINS[build] if isinstance(build, str) else build
     pod = state.pod_keyed(pod_key)
     if pod is None:
@@ -439,6 +440,13 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
 
     n = len(state.nodes)
     filter_msg = fit_error(statuses)
+    if plugin is None:
+        # No PostFilter plugin: the cycle fails with the filters' message and clears any
+        # nomination, with no preemption tried (schedule_one.go HasPostFilterPlugins, 1.34:181,
+        # 1.35:172, 1.37:290).
+        return Prediction(pod.key, "unschedulable", nominated_node="",
+                          reasons=("preemption is disabled in the scheduler profile",),
+                          message=filter_msg, rejectors=rejectors)
     as_groups = has(release, LONE_PREEMPTOR_GROUP_VICTIMS, gates)
     # A nominated node the snapshot no longer has (deleted) is absent from the filters' statuses,
     # which count an absent node UnschedulableAndUnresolvable (NodeToStatus.Get, absentNodesStatus):

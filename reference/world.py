@@ -52,6 +52,9 @@ class World:
     # runs every 30 s, so up to FLUSH_PERIOD later (``flush_late``: this world takes the latest).
     flush_after: timedelta = UNSCHEDULABLE_MAX_STAY
     flush_late: bool = False
+    # The scheduler profile runs its preemption (PostFilter) plugin; False: the profile turns it
+    # off (plugins.postFilter.disabled), so a pod that fits nowhere only fails (a lone pod's cycle).
+    preemption: bool = True
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}
