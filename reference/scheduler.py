@@ -246,7 +246,7 @@ def waiting_for_an_event(world: World) -> list[str]:
     for key, _ in world.parked:
         if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
             continue  # a group's pods wait together; the model has no single-pod answer for them
-        pr = predict(world.state, key, world.build, world.now, world.release, world.gates)
+        pr = predict(world.state, key, world.build if world.preemption else None, world.now, world.release, world.gates)
         if pr.outcome == "schedule" or (pr.outcome == "preempt" and any(pr.victims.values())):
             out.append(key)
     return out
