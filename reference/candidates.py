@@ -56,6 +56,28 @@ def num_candidates(potential_nodes: int, percentage: int = 10, absolute: int = 1
     return min(max(potential_nodes * percentage // 100, absolute), potential_nodes)
 
 
+def visited_from(verdicts: list[NodeVerdict], offset: int, wanted: int) -> list[NodeVerdict]:
+    """The candidates a dry run that checks one node at a time has in hand when it stops.
+
+    ``verdicts``: the potential nodes' (those the filters found Unschedulable, not unresolvable), in
+    the snapshot's node order. The dry run starts at ``offset`` (a random draw below their number,
+    new each cycle: GetOffsetAndNumCandidates) and goes round, and stops as soon as it holds
+    ``wanted`` candidates (num_candidates) of which at least one violates no PDB (DryRunPreemption's
+    checkNode, 1.34/1.35/1.37). It hands back the PDB-respecting candidates first, each kind in the
+    order found. Checked in parallel, as the scheduler runs it, the nodes are visited in an order
+    the model cannot know: pick_nodes then reasons over every sample this could be."""
+    clean: list[NodeVerdict] = []
+    violating: list[NodeVerdict] = []
+    for i in range(len(verdicts)):
+        v = verdicts[(offset + i) % len(verdicts)]
+        if not v.candidate:
+            continue
+        (violating if v.pdb_violations else clean).append(v)
+        if clean and len(clean) + len(violating) >= wanted:
+            break
+    return clean + violating
+
+
 def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime,
                sample: int | None = None, *, score_funcs: tuple[ScoreFunc, ...] | None = None,
                ) -> tuple[frozenset[str], str]:
@@ -98,4 +120,4 @@ def pick_nodes(candidates: list[NodeVerdict], state: ClusterState, now: datetime
     return frozenset(winners), "tie: the scheduler picks any of these"
 
 
-__all__ = ["CRITERIA", "ScoreFunc", "node_score", "num_candidates", "pick_nodes"]
+__all__ = ["CRITERIA", "ScoreFunc", "node_score", "num_candidates", "pick_nodes", "visited_from"]

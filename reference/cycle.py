@@ -24,7 +24,7 @@ def attempt(world: World, key: str) -> World:
     first = world.state.pod_keyed(key)
     if not first.resize_deferred and podgroup.group_key(world.state, first, world.release, world.gates):
         return attempt_group(world, key)
-    pr = predict(world.state, key, world.build, world.now, world.release, world.gates)
+    pr = predict(world.state, key, world.build if world.preemption else None, world.now, world.release, world.gates)
     pod = world.state.pod_keyed(key)
     assert pod is not None
     forced = dict(world.choices).get(key)

@@ -18,7 +18,7 @@ Where the seed and the code differ, the code wins (docs/semantics.md, "Kubelet e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Mapping
 
 from .objects import Pod
 
@@ -114,6 +114,23 @@ def eviction_order(pods: list[PodUsage], resource: Resource, passes: int) -> lis
             break  # which one went is the kubelet's free choice: later passes depend on it
         left = [p for p in left if p.name not in victims]
     return out
+
+
+# The resources a pod may set at pod level (spec.resources; component-helpers resource/helpers.go
+# supportedPodLevelResources, plus every hugepages-* resource).
+POD_LEVEL = ("cpu", "memory")
+
+
+def request_for_ranking(containers: Mapping[str, int], pod_level: Mapping[str, int], resource: str) -> int:
+    """The request the eviction ranking measures a pod's usage against (pkg/api/v1/resource
+    GetResourceRequestQuantity, 1.34.4/1.35.8/1.37.2 helpers.go:33-62, PodLevelResources on): a pod
+    that sets any supported resource at pod level is counted by its pod-level requests alone, its
+    containers' left out (SkipContainerLevelResources), so a resource it does not set there counts
+    as no request; otherwise the sum of its containers' (the model's ``Pod.requests``; init
+    containers and overhead are not modelled)."""
+    if any(r in POD_LEVEL or r.startswith("hugepages-") for r in pod_level):
+        return pod_level.get(resource, 0)
+    return containers.get(resource, 0)
 
 
 def usage_of(pod: Pod, resource: Resource) -> PodUsage:

@@ -357,7 +357,9 @@ def inter_pod_affinity(state: ClusterState, pod: Pod, node: Node, resident: Resi
                if p.key != pod.key):
             continue
         # The first pod of a group that selects itself may go anywhere the key exists.
-        nobody_matches = not any(term_matches(term, pod, p) for p in state.pods if p.node_name and p.key != pod.key)
+        # Counted over the snapshot's nodes: a pod left on a deleted node is not one of them.
+        nobody_matches = not any(term_matches(term, pod, p) for p in state.pods
+                                 if p.node_name and p.key != pod.key and state.node_named(p.node_name) is not None)
         if nobody_matches and term_matches(term, pod, pod) and _domain(node, term.topology_key) is not None:
             continue
         return Status(UNRESOLVABLE, ("node(s) didn't match pod affinity rules",), "InterPodAffinity")

@@ -40,6 +40,9 @@ NEVER = "not eligible due to preemptionPolicy=Never."
 UNSCHEDULABLE = "pod group is unschedulable"
 ONGOING = "ongoing preemption on nominated nodes"
 WAITING_FOR_GANG = "waiting for minCount pods from a gang to be scheduled"
+# Status codes as the framework spells them (fwk.Code's String).
+SUCCESS_CODE, UNSCHEDULABLE_CODE, UNRESOLVABLE_CODE, ERROR_CODE = (
+    "Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error")
 
 
 def enabled(release: str, gates: Gates) -> bool:
@@ -120,6 +123,12 @@ class GroupAttempt:
     messages: dict[str, str] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
     rejectors: frozenset[str] = frozenset()
+    # The status codes of what ran after the failed placement ("" where it did not run): the
+    # PodGroupPostFilter as a whole (default_preemption.go PodGroupPostFilter), and within it the
+    # victim search (podgrouppreemption.go evaluate), which an ineligible group or one whose
+    # preemption is ongoing never reaches. reference.metrics counts them.
+    post_filter: str = ""
+    evaluation: str = ""
 
 
 def members_in_order(state: ClusterState, group: Group) -> list[Pod]:
@@ -341,20 +350,24 @@ def attempt(state: ClusterState, group: Group, release: str, gates: Gates, now: 
     if preemption_policy(group, members, policy_from_group) == PREEMPT_NEVER:
         return GroupAttempt(group.key, "unschedulable", messages={k: f"{m} preemption: {NEVER}" for k, m in messages.items()},
                             reasons=(f"pod group {group.key} does not fit and may not preempt: {NEVER}",),
-                            rejectors=rejectors)
+                            rejectors=rejectors, post_filter=UNSCHEDULABLE_CODE)
     if has(release, GROUP_ONGOING_PREEMPTION) and ongoing_preemption(state, group, pods, composite_on(release, gates)):
         # Upstream's preemption then succeeds with no victims and the pods' nominations as they are
         # (podgrouppreemption_test.go TestPodGroupEvaluator_Preempt, the "returns success with current
         # nominating infos" rows, 1.37.2): the group stays pending, its nominations untouched.
         return GroupAttempt(group.key, "unschedulable", messages=messages, rejectors=rejectors,
                             nominations={p.key: p.nominated_node_name for p in pods},
-                            reasons=(f"pod group {group.key} does not fit and waits: {ONGOING}",))
+                            reasons=(f"pod group {group.key} does not fit and waits: {ONGOING}",),
+                            post_filter=SUCCESS_CODE)
     victims, room, why = preempt(state, group, pods, release, now, choices, gates)
     if room is None or not victims:
+        # No victim below the group at all is UnschedulableAndUnresolvable (selectVictimsOnDomain);
+        # a placement that fails even with them all gone is the group placement's Unschedulable.
+        code = UNRESOLVABLE_CODE if why == NO_VICTIMS else UNSCHEDULABLE_CODE
         return GroupAttempt(group.key, "unschedulable",
                             messages={k: f"{m} pod group preemption: {why or NO_VICTIMS}" for k, m in messages.items()},
                             reasons=(f"pod group {group.key} does not fit, and preemption cannot help: {why or NO_VICTIMS}",),
-                            rejectors=rejectors)
+                            rejectors=rejectors, post_filter=code, evaluation=code)
     if has(release, GROUP_NOMINATED_WHERE_PLACED):
         nominations = dict(room.nodes)
     else:
@@ -363,7 +376,7 @@ def attempt(state: ClusterState, group: Group, release: str, gates: Gates, now: 
     return GroupAttempt(group.key, "preempt", placement=room.nodes, ties=room.ties, victims=victims,
                         nominations=nominations, messages=messages, rejectors=rejectors,
                         reasons=(f"pod group {group.key} preempts {len(victims)} pod(s) for a placement of "
-                                 f"{len(room.nodes)} pod(s)",))
+                                 f"{len(room.nodes)} pod(s)",), post_filter=SUCCESS_CODE, evaluation=SUCCESS_CODE)
 
 
 __all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "group_members", "invalid", "leaves",

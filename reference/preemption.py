@@ -142,6 +142,10 @@ def _victim_view(state: ClusterState, item, members, now: datetime) -> Victim:
     return Victim(tuple(members(item)), item.priority, item.grouped, item.start)
 
 
+# ErrNoNodesAvailable (scheduler.go): the cycle's error when the snapshot has no node at all.
+NO_NODES = "no nodes available to schedule pods"
+
+
 # --- results --------------------------------------------------------------------
 
 
@@ -408,14 +412,15 @@ def dry_run(state: ClusterState, pod: Pod, plugin, now: datetime, statuses: dict
     return verdicts
 
 
-def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, now: datetime,
+def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin | None, now: datetime,
             release: str = DEFAULT_RELEASE, gates: Gates = (), *, eligible_victim: EligibleVictim | None = None,
             more_important: MoreImportant | None = None, score_funcs: tuple[ScoreFunc, ...] | None = None,
             ) -> Prediction:
     """One scheduling attempt of a pending pod: schedule, preempt, or stay pending. ``release`` and
     ``gates`` decide how victims are weighed (``release.LONE_PREEMPTOR_GROUP_VICTIMS``).
     ``eligible_victim``, ``more_important``, ``score_funcs``: the plugin's hooks (EligibleVictim,
-    MoreImportant, reference.candidates.ScoreFunc); None, upstream's defaults."""
+    MoreImportant, reference.candidates.ScoreFunc); None, upstream's defaults. ``build`` None: a
+    profile with no PostFilter plugin (preemption disabled)."""
     plugin = PLUGINS[build] if isinstance(build, str) else build
     pod = state.pod_keyed(pod_key)
     if pod is None:
@@ -423,6 +428,11 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
     if pod.resize_deferred and not has(release, DEFERRED_RESIZE_PREEMPTION, gates):
         raise ValueError(f"{pod_key} runs on {pod.node_name}: its deferred resize is scheduled only from 1.37 "
                          "with InPlacePodVerticalScalingSchedulerPreemption on")
+    if not state.nodes:
+        # schedule_one.go schedulePod: with no node in the snapshot the cycle stops before the
+        # filters (ErrNoNodesAvailable): no PostFilter, the nomination cleared (clearNominatedNode),
+        # and no plugin named as a rejector.
+        return Prediction(pod.key, "unschedulable", nominated_node="", reasons=(NO_NODES,), message=NO_NODES)
     statuses, feasible, rejectors = filter_nodes(state, pod)
     if pod.nominated_node_name in feasible:
         # The nominated node is tried first and wins when it fits.
@@ -434,9 +444,20 @@ def predict(state: ClusterState, pod_key: str, build: str | PreemptionPlugin, no
 
     n = len(state.nodes)
     filter_msg = fit_error(statuses)
+    if plugin is None:
+        # No PostFilter plugin: the cycle fails with the filters' message and clears any
+        # nomination, with no preemption tried (schedule_one.go HasPostFilterPlugins, 1.34:181,
+        # 1.35:172, 1.37:290).
+        return Prediction(pod.key, "unschedulable", nominated_node="",
+                          reasons=("preemption is disabled in the scheduler profile",),
+                          message=filter_msg, rejectors=rejectors)
     as_groups = has(release, LONE_PREEMPTOR_GROUP_VICTIMS, gates)
     composite = as_groups and composite_on(release, gates)
-    ok, why = eligible(state, pod, plugin, statuses.get(pod.nominated_node_name), as_groups, composite,
+    # A nominated node the snapshot no longer has (deleted) is absent from the filters' statuses,
+    # which count an absent node UnschedulableAndUnresolvable (NodeToStatus.Get, absentNodesStatus):
+    # the pod may preempt again, whatever still terminates on the node it was nominated to.
+    nominated_status = statuses.get(pod.nominated_node_name, flt.Status(flt.UNRESOLVABLE)) if pod.nominated_node_name else None
+    ok, why = eligible(state, pod, plugin, nominated_status, as_groups, composite,
                        eligible_victim=eligible_victim, now=now)
     if not ok:
         return Prediction(pod.key, "unschedulable", reasons=(why,), message=f"{filter_msg} preemption: {why}",

@@ -132,14 +132,22 @@ def create_pod_group(world: World, group: PodGroup, requested_policy: str | None
     return run_queue(world, waiting)
 
 
-def delete_pod(world: World, key: str) -> World:
+def delete_pod(world: World, key: str, grace_seconds: int | None = None) -> World:
+    """A pod deleted. ``grace_seconds`` is the delete call's own grace period (None: the pod's). A
+    bound pod terminates for that long; a call with a shorter one than a terminating pod has
+    left brings its end forward (the API server only ever shortens it), and 0 removes the pod at
+    once, as a force delete does."""
     pod = world.state.pod_keyed(key)
-    if pod is None or pod.terminating:
+    if pod is None or (pod.terminating and grace_seconds is None):
         return world
     if not pod.node_name:  # a pending pod goes at once; nominated, it gave back the room it held
         world = remove(world, key)
         return run_queue(wake(world, nominated_pod_deleted(pod)), set()) if pod.nominated_node_name else world
-    return set_pod(world, pod.with_(deletion_timestamp=world.now + timedelta(seconds=pod.termination_grace_seconds)))
+    ends = world.now + timedelta(seconds=pod.termination_grace_seconds if grace_seconds is None else grace_seconds)
+    if pod.deletion_timestamp is not None and pod.deletion_timestamp <= ends:
+        return world
+    world = set_pod(world, pod.with_(deletion_timestamp=ends))
+    return advance(world, world.now, flush=False) if ends <= world.now else world
 
 
 def pressure(world: World, node: str, resource: eviction.Resource, evictions: int) -> World:
@@ -241,7 +249,7 @@ def waiting_for_an_event(world: World) -> list[str]:
     for key, _ in world.parked:
         if podgroup.group_key(world.state, world.state.pod_keyed(key), world.release, world.gates):
             continue  # a group's pods wait together; the model has no single-pod answer for them
-        pr = predict(world.state, key, world.build, world.now, world.release, world.gates)
+        pr = predict(world.state, key, world.build if world.preemption else None, world.now, world.release, world.gates)
         if pr.outcome == "schedule" or (pr.outcome == "preempt" and any(pr.victims.values())):
             out.append(key)
     return out

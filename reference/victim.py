@@ -166,8 +166,8 @@ def victim_units(state: ClusterState, priority: int, release: str, now: datetime
     whole: dict[tuple[str, str], tuple[str, Group, Pod]] = {}
     units: list[Unit] = []
     for p in state.pods:
-        if not p.node_name:
-            continue
+        if not p.node_name or state.node_named(p.node_name) is None:
+            continue  # pending, or left on a deleted node: the snapshot's nodes do not hold it
         top = highest_all(state, p, composite)
         if top is not None:
             whole.setdefault((top[0], top[1].key), (*top, p))

@@ -56,6 +56,9 @@ class World:
     # The preemption executor, when this world keeps an async preemption's calls in flight until
     # ``cycle.complete_preemption``; None: the calls complete within the preempting cycle.
     executor: preemption_executor.Executor | None = None
+    # The scheduler profile runs its preemption (PostFilter) plugin; False: the profile turns it
+    # off (plugins.postFilter.disabled), so a pod that fits nowhere only fails (a lone pod's cycle).
+    preemption: bool = True
 
     def parked_keys(self) -> set[str]:
         return {k for k, _ in self.parked}

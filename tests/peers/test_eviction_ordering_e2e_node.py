@@ -1,5 +1,5 @@
 """Peer cases: kubernetes test/e2e_node/eviction_test.go PriorityMemoryEvictionOrdering,
-PriorityLocalStorageEvictionOrdering and PriorityPidEvictionOrdering ("should eventually evict all of
+PriorityMemoryEvictionOrderingPodLevelResources, PriorityLocalStorageEvictionOrdering and PriorityPidEvictionOrdering ("should eventually evict all of
 the correct pods") at v1.34.4, v1.35.8
 and v1.37.2, through the model's kubelet ranking (reference.eviction).
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference.eviction import PodUsage, eviction_order, ranking
+from reference.eviction import PodUsage, eviction_order, ranking, request_for_ranking
 
 MI = 1 << 20
 # The class both tests create: highPriority in eviction_test.go.
@@ -70,3 +70,20 @@ def test_priority_local_storage_eviction_ordering(release):
     assert eviction_order(pods, "ephemeral-storage", 2) == [frozenset({"best-effort-disk"}),
                                                              frozenset({"high-priority-disk"})]
     assert ranking(pods, "ephemeral-storage")[-1] == ["guaranteed-disk"]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_priority_memory_eviction_ordering_pod_level_resources(release):
+    # As the memory case, but the Guaranteed pod sets 300Mi (request and limit) at pod level and its
+    # one container 250Mi; the container allocates 80% of its own limit. The ranking measures the
+    # pod against its pod-level request (request_for_ranking), the container's set aside.
+    request = request_for_ranking({"memory": 250 * MI}, {"memory": 300 * MI}, "memory")
+    assert request == 300 * MI
+    pods = [
+        PodUsage("memory-hog-pod", 0, request=0, usage=600 * MI),
+        PodUsage("high-priority-memory-hog-pod", HIGH, request=0, usage=600 * MI),
+        PodUsage("guaranteed-pod", 0, request=request, usage=250 * MI * 8 // 10),
+    ]
+    assert eviction_order(pods, "memory", 2) == [frozenset({"memory-hog-pod"}),
+                                                  frozenset({"high-priority-memory-hog-pod"})]
+    assert ranking(pods, "memory")[-1] == ["guaranteed-pod"]

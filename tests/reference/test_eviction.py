@@ -83,3 +83,12 @@ def test_the_message_names_the_starved_resource():
     """helpers.go evictionMessage: 'The node was low on resource: <resource>. '"""
     assert message_prefix("ephemeral-storage") == "The node was low on resource: ephemeral-storage."
     assert message_prefix("memory") == "The node was low on resource: memory."
+
+
+def test_pod_level_requests_replace_the_containers_for_the_ranking():
+    """GetResourceRequestQuantity (pkg/api/v1/resource/helpers.go:33-62, 1.34-1.37): a pod with any
+    supported pod-level resource is measured by its pod-level requests only."""
+    from reference.eviction import request_for_ranking
+    assert request_for_ranking({"memory": 250}, {"memory": 300}, "memory") == 300
+    assert request_for_ranking({"ephemeral-storage": 100}, {"cpu": 1000}, "ephemeral-storage") == 0
+    assert request_for_ranking({"memory": 250}, {}, "memory") == 250

@@ -4,6 +4,7 @@ naming the upstream code it comes from (k8s.io/kubernetes v1.34.4, v1.35.8, v1.3
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -154,3 +155,35 @@ def test_a_node_with_pods_cannot_be_deleted():
     with pytest.raises(nodes.NodeNotEmpty):
         nodes.delete_node(w, "n1")
     assert nodes.delete_node(w, "n2").state.node_named("n2") is None
+
+
+def test_a_deleted_nodes_pods_stay_until_deleted_and_count_nowhere():
+    """cache.go RemoveNode keeps a node that still has pods as an entry without a node, which the
+    snapshot leaves out: its pods hold no room anywhere and are nobody's victims until deleted."""
+    w = world(pod("a", 1, cls="low", on="n1"), pod("b", 1, cls="low", on="n2"), nodes_=(node("n1"), node("n2")))
+    w = nodes.delete_node(w, "n1", pods_stay=True)
+    assert w.state.node_named("n1") is None and w.state.pod_keyed("default/a").node_name == "n1"
+    w = sched.create_pod(w, pod("big", 100, cls="high"))
+    assert w.predictions[-1].victims == {"n2": ("default/b",)}
+
+
+def test_a_pod_nominated_to_a_deleted_node_may_preempt_elsewhere_while_its_victim_terminates():
+    """The filters' statuses count a node absent from the snapshot UnschedulableAndUnresolvable
+    (NodeToStatus.Get's absentNodesStatus), so PodEligibleToPreemptOthers lets the pod preempt again
+    (default_preemption.go 1.34:338, 1.35:327, 1.37:461) whatever still terminates where it was nominated."""
+    victim = pod("v", 1, cls="low", on="n1", deletion_timestamp=T0 + timedelta(seconds=30),
+                 disruption_target_by_preemption=True)
+    w = world(victim, pod("b", 1, cls="low", on="n2"), pod("p", 100, cls="high", nominated_node_name="n1"),
+              nodes_=(node("n1"), node("n2")))
+    w = nodes.delete_node(w, "n1", pods_stay=True)
+    w = sched.run_queue(w, {"default/p"})
+    first = w.predictions[0]
+    assert first.outcome == "preempt" and first.victims == {"n2": ("default/b",)}
+
+
+def test_with_no_node_left_a_pod_loses_its_nomination_without_a_preemption():
+    """schedule_one.go: an empty snapshot ends the cycle with ErrNoNodesAvailable and clearNominatedNode."""
+    w = world(pod("p", 100, cls="high", nominated_node_name="n1"))
+    w = sched.run_queue(nodes.delete_node(w, "n1"), {"default/p"})
+    assert w.state.pod_keyed("default/p").nominated_node_name == ""
+    assert w.predictions[-1].message == "no nodes available to schedule pods"
