@@ -217,7 +217,7 @@ def _assemble(root: Path, conf: dict, files: list[str], bins: dict[str, Path], w
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dest)
         dest.chmod(0o755)
-    # The kit writes its logs, port registry and locks beside the binaries: the cache folder is
+    # The kit writes its logs and locks beside the binaries: the cache folder is
     # the pods' user's, the binaries stay root's.
     os.chown(cache, UID, UID)
     # The one folder beside the source the kit writes by default (a run given no --artifacts,

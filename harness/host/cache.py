@@ -1,4 +1,4 @@
-"""Where the kit keeps what outlives a run: built binaries, logs, the port registry, kept clusters.
+"""Where the kit keeps what outlives a run: built binaries, logs, locks, kept clusters.
 
 Outside the repository and outside /tmp, so a fresh clone shares the builds
 and nothing is left in temporary folders. PRIORITYKIT_CACHE moves it.

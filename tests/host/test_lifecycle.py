@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 import signal
 import subprocess
 import sys
@@ -141,22 +143,44 @@ def test_a_second_process_waits_for_the_build_lock_then_finds_the_build(tmp_path
     assert order == ["first in", "first out", "second in"]
 
 
-def test_clusters_reserve_disjoint_free_ports(monkeypatch, tmp_path):
-    monkeypatch.setattr(ports, "_registry", lambda: tmp_path / "ports.json")
+def test_clusters_reserve_disjoint_free_ports():
     a = ports.reserve("a")
     b = ports.reserve("b")
-    assert set(a) == set(ports.PORT_OPTIONS) and len(set(a.values())) == len(a)
-    assert set(a.values()).isdisjoint(b.values())
-    assert all(ports.LOW <= p < ports.HIGH for p in (*a.values(), *b.values()))
-    ports.release("a")
-    assert "a" not in json.loads((tmp_path / "ports.json").read_text())
+    try:
+        assert set(a) == set(ports.PORT_OPTIONS) and len(set(a.values())) == len(a)
+        assert set(a.values()).isdisjoint(b.values())
+        assert all(ports.LOW <= p < ports.HIGH for p in (*a.values(), *b.values()))
+        assert all(ports.held(p) for p in a.values())
+    finally:
+        ports.release("a")
+        ports.release("b")
+    assert not any(ports.held(p) for p in a.values())
 
 
-def test_a_port_held_by_a_gone_process_is_free_again(monkeypatch, tmp_path):
-    monkeypatch.setattr(ports, "_registry", lambda: tmp_path / "ports.json")
-    (tmp_path / "ports.json").write_text(json.dumps({"old": {"pid": 999999999, "start": "0", "ports": [1, 2]}}))
-    ports.reserve("new")
-    assert set(json.loads((tmp_path / "ports.json").read_text())) == {"new"}
+def test_a_port_another_kit_process_holds_is_not_given_even_while_nothing_listens_on_it(tmp_path):
+    # Another kit process (another cache, another run) holds a cluster's ports: one of them free
+    # for the moment, as an API server's is while a fault step restarts it.
+    code = ("import sys, time; from harness.host import ports; "
+            "got = ports.reserve('other', names=('p',)); print(got['p'], flush=True); time.sleep(60)")
+    other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PRIORITYKIT_CACHE": str(tmp_path)})
+    try:
+        port = int(other.stdout.readline())
+        assert ports.held(port)
+        # Every port of the range but that one is taken here: a reserve must find it held.
+        rng = random.Random(0)
+        rng.randrange = lambda low, high: port
+        with pytest.raises(OSError, match="no 1 free ports"):
+            ports.reserve("mine", rng=rng, names=("p",))
+    finally:
+        other.kill()
+        other.wait()
+    # Its process gone, the kernel dropped the claim: nothing stale to clean.
+    assert not ports.held(port)
+    rng = random.Random(0)
+    rng.randrange = lambda low, high: port
+    assert ports.reserve("mine", rng=rng, names=("p",)) == {"p": port}
+    ports.release("mine")
 
 
 def test_pause_wakes_when_a_stop_is_requested(monkeypatch):
