@@ -1,6 +1,6 @@
 """Start slots: how many control planes may be starting at once on this machine, across every
-kit process that shares the cache (one run's own clusters, a fault test's four, a second run
-beside it; a run with a cache of its own, PRIORITYKIT_CACHE, has slots of its own).
+kit process on it (one run's own clusters, a fault test's four, a second run beside it, whatever
+its cache).
 
 A control plane's start is the costly part of its life: the API server's post-start hooks (RBAC's
 bootstrap roles, the system priority classes) take seconds of CPU, and kube-controller-manager
@@ -12,14 +12,17 @@ only the start holds a slot; the wait for one does not count against the start's
 
 from __future__ import annotations
 
-import fcntl
 import os
+import socket
 import time
 from contextlib import contextmanager
 from typing import Iterator
 
 from harness.host import lifecycle
-from harness.host.cache import cache_root
+
+# A slot is held by a Unix socket in Linux's abstract namespace (as a port is: harness.host.ports):
+# seen by every process of the machine, dropped by the kernel with the process that holds it.
+SLOT = "priority-conformance/start-slot/{}"
 
 
 def count() -> int:
@@ -29,22 +32,20 @@ def count() -> int:
 
 @contextmanager
 def start_slot(poll: float = 0.2) -> Iterator[int]:
-    """Hold one of the machine's start slots (its index) while the block runs. A lock on a file in
-    the cache, so a process that dies frees its slot with it; a stop request ends the wait."""
-    folder = cache_root() / "start-slots"
-    folder.mkdir(parents=True, exist_ok=True)
-    files = [open(folder / f"{i}.lock", "a+") for i in range(count())]
-    try:
-        while True:
-            for i, f in enumerate(files):
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue
+    """Hold one of the machine's start slots (its index) while the block runs; a stop request
+    ends the wait."""
+    while True:
+        for i in range(count()):
+            held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                held.bind("\0" + SLOT.format(i))
+            except OSError:
+                held.close()
+                continue
+            try:
                 yield i
-                return
-            lifecycle.check()
-            time.sleep(poll)
-    finally:
-        for f in files:
-            f.close()  # closing drops the lock
+            finally:
+                held.close()
+            return
+        lifecycle.check()
+        time.sleep(poll)

@@ -5,14 +5,24 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
 
 
-def test_no_more_holders_at_once_than_slots(tmp_path, monkeypatch):
+@pytest.fixture(autouse=True)
+def own_slots(monkeypatch):
+    """Slots of the test's own: the machine's are shared with any run going on beside the tests."""
     from harness.host import slots
 
-    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
+    name = f"priority-conformance-test-{uuid.uuid4().hex}/start-slot/{{}}"
+    monkeypatch.setattr(slots, "SLOT", name)
+    return name
+
+
+def test_no_more_holders_at_once_than_slots(monkeypatch):
+    from harness.host import slots
+
     monkeypatch.setattr(slots, "count", lambda: 2)
     holding, most, lock = [0], [0], threading.Lock()
 
@@ -38,15 +48,13 @@ def test_no_more_holders_at_once_than_slots(tmp_path, monkeypatch):
     assert most[0] == 2 and holding[0] == 0
 
 
-def test_a_slot_held_by_another_process_is_waited_for_and_freed_when_it_exits(tmp_path, monkeypatch):
+def test_a_slot_held_by_another_process_is_waited_for_and_freed_when_it_exits(own_slots, monkeypatch):
     from harness.host import slots
 
-    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
     monkeypatch.setattr(slots, "count", lambda: 1)
-    (tmp_path / "start-slots").mkdir()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl,sys,time; f=open(sys.argv[1],'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
-                               "print('held', flush=True); time.sleep(1)", str(tmp_path / "start-slots" / "0.lock")],
+        [sys.executable, "-c", "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(chr(0) + sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(1)", own_slots.format(0)],
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -59,10 +67,9 @@ def test_a_slot_held_by_another_process_is_waited_for_and_freed_when_it_exits(tm
         holder.wait()
 
 
-def test_a_stop_request_ends_the_wait(tmp_path, monkeypatch):
+def test_a_stop_request_ends_the_wait(monkeypatch):
     from harness.host import lifecycle, slots
 
-    monkeypatch.setenv("PRIORITYKIT_CACHE", str(tmp_path))
     monkeypatch.setattr(slots, "count", lambda: 1)
     monkeypatch.setattr(lifecycle, "_stopping", threading.Event())
     with slots.start_slot():
