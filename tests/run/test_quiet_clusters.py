@@ -63,3 +63,29 @@ def test_at_the_limit_an_idle_cluster_of_other_settings_makes_room_and_close_sto
     q.give_back(gated, GATED, "r")
     q.close()
     assert gated.stopped and q.alive == 0
+
+
+def test_room_holds_the_first_limit_until_widened_then_the_second():
+    import threading
+
+    from harness.run.pods.quiet import Room
+
+    room = Room(2, 4)
+    assert room.enter() and room.enter()
+    third = threading.Event()
+
+    def wait_for_room():
+        if room.enter():
+            third.set()
+    t = threading.Thread(target=wait_for_room)
+    t.start()
+    assert not third.wait(1.5)  # two at once while the shared batch runs
+    room.widen()
+    assert third.wait(5)
+    t.join()
+    assert room.enter() and room.busy == 4  # four once widened
+    stopping = threading.Event()
+    stopping.set()
+    assert room.enter(stopping.is_set) is False and room.busy == 4  # a stop ends the wait, holding nothing
+    room.leave()
+    assert room.enter(stopping.is_set) and room.busy == 4

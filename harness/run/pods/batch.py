@@ -26,7 +26,7 @@ from harness import flush, gates
 from harness.errors import KitError
 from harness.kube import Kube
 from harness.run.pods.placement import why_alone
-from harness.run.pods.quiet import QuietClusters
+from harness.run.pods.quiet import QuietClusters, Room
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.result import Result
 from harness.run.pods.scenario_run import PodRun
@@ -34,7 +34,8 @@ from harness.run.pods.verdict import failed
 from harness.formats.pods import Scenario
 
 MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
-MAX_ALONE_CLUSTERS = 2  # clusters of their own at once, per build
+MAX_ALONE_CLUSTERS = 2  # clusters of their own at once, per build, while the shared batch runs
+MAX_ALONE_CLUSTERS_AFTER = 4  # and once it is done (quiet.Room says why)
 
 
 class Batch:
@@ -80,6 +81,7 @@ class Batch:
 
     _stopped = False
     quiet: QuietClusters | None = None  # the clusters scenarios have to themselves, kept between them
+    room: Room | None = None  # how many of those run at once
 
     @staticmethod
     def flush_of(cluster) -> timedelta:
@@ -150,7 +152,9 @@ class Batch:
         futures = [pools[0].submit(shared, sc) for sc in together]
         if self.alone_cluster is not None and alone:
             self.quiet = QuietClusters(self.alone_cluster, MAX_ALONE_CLUSTERS)
-            pools.append(ThreadPoolExecutor(max_workers=MAX_ALONE_CLUSTERS))
+            self.room = Room(MAX_ALONE_CLUSTERS, MAX_ALONE_CLUSTERS_AFTER)
+            self._widen_after(futures)
+            pools.append(ThreadPoolExecutor(max_workers=MAX_ALONE_CLUSTERS_AFTER))
             futures += [pools[1].submit(self._on_own_cluster, s, c) for s, c in alone]
             alone = []
         try:
@@ -170,10 +174,43 @@ class Batch:
             self._done(self._run(self.kube.kubeconfig, s, c, log).run(), c)
         self.wall = time.monotonic() - started
 
+    def _widen_after(self, shared: list) -> None:
+        """Once every scenario of the shared batch has ended, more scenarios may run alone at once."""
+        left = [len(shared)]
+        lock = threading.Lock()
+
+        def one_done(_future) -> None:
+            with lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                self._widen()
+
+        if not shared:
+            self._widen()
+        for f in shared:
+            f.add_done_callback(one_done)
+
+    def _widen(self) -> None:
+        self.quiet.limit = MAX_ALONE_CLUSTERS_AFTER
+        self.room.widen()
+
     def _on_own_cluster(self, s: Scenario, copy: int) -> None:
-        if self._stopped or lifecycle.stopping():
+        def stopped() -> bool:
+            return self._stopped or lifecycle.stopping()
+
+        if stopped() or not self.room.enter(stopped):
             self._done(Result(s, self.build, error="the run was stopped", cancelled=self._stopped), copy)
             return
+        try:
+            if stopped():  # it stopped while this scenario waited for room
+                self._done(Result(s, self.build, error="the run was stopped", cancelled=self._stopped), copy)
+                return
+            self._alone(s, copy)
+        finally:
+            self.room.leave()
+
+    def _alone(self, s: Scenario, copy: int) -> None:
         settings = s.cluster_settings()
         cluster, up = self.quiet.take(f"{s.id[:20]}-{copy}", settings)
         reusable = False

@@ -15,6 +15,7 @@ from typing import Callable
 
 from harness import gates
 from harness.clusters.local import LocalCluster
+from harness.host import lifecycle
 from harness.kube import Kube
 
 
@@ -74,6 +75,38 @@ class QuietClusters:
             cluster.down()
 
 
+class Room:
+    """How many scenarios run on clusters of their own at once: ``first`` while the build's shared
+    batch runs, ``then`` once it is done. While the shared cluster holds a dozen scenarios the cores
+    are busy; after it, what is left is scenarios alone, which mostly wait on the scheduler's own
+    timers (a flush, a backoff, a toleration window), and two at a time left the cores idle for
+    most of a run. Starts stay bounded machine-wide by ``harness.host.slots``."""
+
+    def __init__(self, first: int, then: int):
+        self.cap, self.then, self.busy = first, then, 0
+        self.cond = threading.Condition()
+
+    def widen(self) -> None:
+        with self.cond:
+            self.cap = self.then
+            self.cond.notify_all()
+
+    def enter(self, stopped: Callable[[], bool] = lifecycle.stopping) -> bool:
+        """Wait for room; False when ``stopped`` says the run is ending instead (no room is then held)."""
+        with self.cond:
+            while self.busy >= self.cap:
+                if stopped():
+                    return False
+                self.cond.wait(timeout=1.0)
+            self.busy += 1
+            return True
+
+    def leave(self) -> None:
+        with self.cond:
+            self.busy -= 1
+            self.cond.notify()
+
+
 def namespaces_gone(cluster: LocalCluster, run_id: str) -> None:
     """Until the run's namespaces on ``cluster`` are gone, with every pod in them."""
     kube = Kube(cluster.kubeconfig)
@@ -83,4 +116,4 @@ def namespaces_gone(cluster: LocalCluster, run_id: str) -> None:
         kube.close()
 
 
-__all__ = ["QuietClusters"]
+__all__ = ["Room", "QuietClusters"]
