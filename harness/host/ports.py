@@ -8,8 +8,8 @@ itself: at random from a range below the kernel's ephemeral range (where
 outgoing connections take their ports), skipping ports that another cluster
 of any kit process on this machine holds, or that are bound now.
 
-A port is held by a claim: a Unix socket in Linux's abstract namespace named after the port,
-bound by the process that owns the cluster until the cluster is released. Every kit process of
+A port is held by a claim (harness.host.claims) named after the port, by the process that owns
+the cluster until the cluster is released. Every kit process of
 the machine (whatever its cache or user) sees the claim, it is held while the component is
 down (a fault step's restart, when the port itself is free and a bind check alone would hand it
 to a cluster starting in another run: that run's cluster then took the restarted API server's
@@ -24,6 +24,8 @@ import random
 import socket
 import threading
 
+from harness.host import claims
+
 LOW, HIGH = 20000, 32000
 # The components that listen, as kwokctl's configuration names their ports.
 PORT_OPTIONS = ("etcdPort", "etcdPeerPort", "kubeApiserverPort", "kwokControllerPort",
@@ -33,17 +35,6 @@ CLAIM = "priority-conformance/port/{}"
 
 _held: dict[str, list[socket.socket]] = {}  # a cluster's key -> its claims
 _lock = threading.Lock()
-
-
-def _claim(port: int) -> socket.socket | None:
-    """This process's claim on ``port``, or None when a kit process holds it already."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.bind("\0" + CLAIM.format(port))
-    except OSError:
-        s.close()
-        return None
-    return s
 
 
 def _free(port: int) -> bool:
@@ -62,39 +53,35 @@ def reserve(cluster: str, rng: random.Random | None = None, names: tuple[str, ..
     """Ports for every listening component of one cluster (or ``names``), held until ``release``."""
     rng = rng or random.Random()
     chosen: list[int] = []
-    claims: list[socket.socket] = []
+    got: list[socket.socket] = []
     with _lock:
         for _ in range(2000):
             p = rng.randrange(LOW, HIGH)
             if p in chosen:
                 continue
-            claim = _claim(p)
-            if claim is None:
+            mine = claims.claim(CLAIM.format(p))
+            if mine is None:  # another cluster's, of this process or another
                 continue
             if not _free(p):
-                claim.close()
+                mine.close()
                 continue
             chosen.append(p)
-            claims.append(claim)
+            got.append(mine)
             if len(chosen) == len(names):
                 break
         if len(chosen) < len(names):
-            for c in claims:
+            for c in got:
                 c.close()
             raise OSError(f"no {len(names)} free ports between {LOW} and {HIGH}")
         for c in _held.pop(cluster, []):  # reserved again (a start on fresh ports): the old ones go
             c.close()
-        _held[cluster] = claims
+        _held[cluster] = got
     return dict(zip(names, chosen))
 
 
 def held(port: int) -> bool:
     """Whether a kit process of this machine holds a claim on ``port``."""
-    claim = _claim(port)
-    if claim is None:
-        return True
-    claim.close()
-    return False
+    return claims.held(CLAIM.format(port))
 
 
 def release(cluster: str) -> None:

@@ -13,15 +13,14 @@ only the start holds a slot; the wait for one does not count against the start's
 from __future__ import annotations
 
 import os
-import socket
 import time
 from contextlib import contextmanager
 from typing import Iterator
 
-from harness.host import lifecycle
+from harness.host import claims, lifecycle
 
-# A slot is held by a Unix socket in Linux's abstract namespace (as a port is: harness.host.ports):
-# seen by every process of the machine, dropped by the kernel with the process that holds it.
+# A slot is held by a claim (harness.host.claims), as a port is: seen by every process of the
+# machine, dropped by the kernel with the process that holds it.
 SLOT = "priority-conformance/start-slot/{}"
 
 
@@ -36,11 +35,8 @@ def start_slot(poll: float = 0.2) -> Iterator[int]:
     ends the wait."""
     while True:
         for i in range(count()):
-            held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                held.bind("\0" + SLOT.format(i))
-            except OSError:
-                held.close()
+            held = claims.claim(SLOT.format(i))
+            if held is None:
                 continue
             try:
                 yield i
