@@ -32,8 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from .objects import ClusterState, Pod
-from .podgroup import enabled as groups_enabled
-from .victim import COMPOSITE, GROUP, MAX_DEPTH, composite_on, walk_up
+from .podgroup import enabled as groups_enabled, key_of, unit_of
 from .release import (DEFAULT_RELEASE, LAST_VICTIM_SKIPPED_AFTER_FAILURE, ONE_PREEMPTION_AT_A_TIME,
                       PREBIND_VICTIMS_CANCELLED, PREEMPTOR_ACTIVATED_AFTER_IN_MEMORY_LAST, TERMINATING_VICTIMS_SKIPPED,
                       Gates, has, minor)
@@ -287,29 +286,13 @@ def pre_enqueue(ex: Executor, state: ClusterState, key: str, gates: Gates = (), 
     pod = state.pod_keyed(key)
     listed = listed_in(state)
     if pod.group and groups_enabled(ex.release, gates):
-        root = root_group_key(state, pod, composite_on(ex.release, gates))
+        # Its pod group, or with composite pod groups on the root of its hierarchy; none while a
+        # group on the way up is missing, and then nothing is held (1.37 default_preemption.go:180-204).
+        root = unit_of(state, pod, ex.release, gates)
         if root is None:
             return ""
-        return WAITING_GROUP if is_running(ex, of_group(root, (), 0).uid, listed) else ""
+        return WAITING_GROUP if is_running(ex, of_group(key_of(root), (), 0).uid, listed) else ""
     return WAITING_POD if is_running(ex, pod.key, listed) else ""
-
-
-def root_group_key(state: ClusterState, pod: Pod, composite: bool) -> str | None:
-    """The key of the group whose preemption a pod of a pod group waits for: its PodGroup; with
-    composite pod groups on (1.37 CompositePodGroup gate), the root of its hierarchy, a composite
-    group's key prefixed by its kind (upstream keys preemptors by UID, and a composite group and a
-    pod group may share a name). None when a group on the way up is missing: upstream's PreEnqueue
-    (1.37 default_preemption.go:180-204) then cannot build the hierarchy and holds nothing."""
-    if not composite:
-        group = state.group_of(pod)
-        return group.key if group is not None else None
-    chain = walk_up(state, pod.namespace, GROUP, pod.group)
-    if not chain:
-        return None
-    kind, top = chain[-1]
-    if top.parent and len(chain) < MAX_DEPTH:  # the walk stopped at a parent that does not exist
-        return None
-    return top.key if kind == GROUP else f"{COMPOSITE}:{top.key}"
 
 
 # --- bookkeeping ----------------------------------------------------------------

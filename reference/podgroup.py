@@ -66,9 +66,13 @@ def group_key(state: ClusterState, pod: Pod, release: str, gates: Gates) -> str:
     if not pod.group or not enabled(release, gates):
         return ""
     root = unit_of(state, pod, release, gates)
-    if isinstance(root, CompositePodGroup):
-        return f"{COMPOSITE}:{root.key}"
-    return f"{pod.namespace}/{pod.group}"
+    return key_of(root) if root is not None else f"{pod.namespace}/{pod.group}"
+
+
+def key_of(group: PodGroup | CompositePodGroup) -> str:
+    """A group's key as a preemptor or a queue entity: a composite group's is prefixed by its kind
+    (upstream keys them by UID, and a composite group and a pod group may share a name)."""
+    return f"{COMPOSITE}:{group.key}" if isinstance(group, CompositePodGroup) else group.key
 
 
 def unit_of(state: ClusterState, pod: Pod, release: str, gates: Gates) -> PodGroup | CompositePodGroup | None:
@@ -379,6 +383,6 @@ def attempt(state: ClusterState, group: Group, release: str, gates: Gates, now: 
                                  f"{len(room.nodes)} pod(s)",), post_filter=SUCCESS_CODE, evaluation=SUCCESS_CODE)
 
 
-__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "group_members", "invalid", "leaves",
+__all__ = ["GATES", "SINCE", "GroupAttempt", "Unit", "attempt", "enabled", "group_key", "group_members", "invalid", "key_of", "leaves",
            "members_in_order", "ongoing_preemption", "place", "preempt", "preemption_policy", "run_tree", "succeeds",
            "tree_ready", "unit_of", "victim_units"]
