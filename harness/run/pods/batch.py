@@ -199,16 +199,16 @@ class Batch:
         def stopped() -> bool:
             return self._stopped or lifecycle.stopping()
 
-        if stopped() or not self.room.enter(stopped):
-            self._done(Result(s, self.build, error="the run was stopped", cancelled=self._stopped), copy)
-            return
+        entered = self.room.enter(stopped)
         try:
-            if stopped():  # it stopped while this scenario waited for room
+            # Stopped before its turn, or while it waited for room.
+            if not entered or stopped():
                 self._done(Result(s, self.build, error="the run was stopped", cancelled=self._stopped), copy)
                 return
             self._alone(s, copy)
         finally:
-            self.room.leave()
+            if entered:
+                self.room.leave()
 
     def _alone(self, s: Scenario, copy: int) -> None:
         settings = s.cluster_settings()
