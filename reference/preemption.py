@@ -139,7 +139,7 @@ def _victim_view(state: ClusterState, item, members, now: datetime) -> Victim:
     """What the hooks see of a dry-run victim: a pod (``members`` None) or a Unit."""
     if members is None:
         return Victim((item,), item.priority, False, start_time(item, now))
-    return Victim(tuple(members(item)), item.priority, item.grouped, item.start)
+    return Victim(tuple(members(item)), item.priority, item.grouped, item.start, item.composite)
 
 
 # ErrNoNodesAvailable (scheduler.go): the cycle's error when the snapshot has no node at all.

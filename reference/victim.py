@@ -30,6 +30,17 @@ RANK = {POD: 1, GROUP: 2, COMPOSITE: 3}
 Group = PodGroup | CompositePodGroup
 
 
+def kind_of(grouped: bool, composite: bool) -> str:
+    """A victim's kind (its key type): a composite pod group's, a pod group's, or a pod."""
+    return COMPOSITE if composite else GROUP if grouped else POD
+
+
+def importance(priority: int, kind: str, size: int, start: datetime) -> tuple:
+    """MoreImportantVictim's order as a sort key, most important first: higher priority, a
+    composite group before a pod group before a pod, the larger, then the earlier started."""
+    return (-priority, -RANK[kind], -size, start)
+
+
 def start_time(pod: Pod, now: datetime) -> datetime:
     """GetPodStartTime: a pod without status.startTime counts as started now."""
     return pod.start_time or now
@@ -50,12 +61,10 @@ class Unit:
 
     @property
     def kind(self) -> str:
-        return COMPOSITE if self.composite else GROUP if self.grouped else POD
+        return kind_of(self.grouped, self.composite)
 
     def importance(self) -> tuple:
-        """Most important first: higher priority, a composite group before a pod group before a
-        pod, larger, then started earlier."""
-        return (-self.priority, -RANK[self.kind], -len(self.keys), self.start)
+        return importance(self.priority, self.kind, len(self.keys), self.start)
 
 
 @dataclass(frozen=True)
@@ -70,16 +79,20 @@ class Victim:
     priority: int
     grouped: bool
     start: datetime
+    composite: bool = False  # as Unit.composite
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.grouped, self.composite)
 
     def importance(self) -> tuple:
-        """As Unit.importance: most important first."""
-        return (-self.priority, -int(self.grouped), -len(self.pods), self.start)
+        return importance(self.priority, self.kind, len(self.pods), self.start)
 
 
 def more_important_victim(a: Victim, b: Victim) -> bool:
     """Upstream's default order, as a hook of its own would call it: 1.37 MoreImportantVictim
-    (priority, a group before a pod, the larger group, the earlier start), which for one-pod
-    victims in no group is 1.34/1.35's MoreImportantPod (priority, then the earlier start)."""
+    (``importance``), which for one-pod victims in no group is 1.34/1.35's MoreImportantPod
+    (priority, then the earlier start)."""
     return a.importance() < b.importance()
 
 
@@ -232,5 +245,5 @@ def split_by_pdb(items: list, pdbs: tuple[PodDisruptionBudget, ...], everyone: t
     return violating, fine
 
 
-__all__ = ["MAX_DEPTH", "Unit", "Victim", "composite_on", "highest_all", "leaf_groups", "lineage", "more_important_victim",
-           "pdb_verdicts", "pod_priority", "split_by_pdb", "start_time", "units_by_node", "victim_units", "walk_up"]
+__all__ = ["MAX_DEPTH", "Unit", "Victim", "composite_on", "highest_all", "importance", "kind_of", "leaf_groups", "lineage",
+           "more_important_victim", "pdb_verdicts", "pod_priority", "split_by_pdb", "start_time", "units_by_node", "victim_units", "walk_up"]
