@@ -100,18 +100,27 @@ def node_unschedulable(state: ClusterState, pod: Pod, node: Node, resident: Sequ
     return OK
 
 
+def untolerated(pod: Pod, node: Node) -> bool:
+    """Whether the node has a NoSchedule or NoExecute taint the pod does not tolerate."""
+    return any(t.effect in ("NoSchedule", "NoExecute") and not any(x.tolerates(t) for x in pod.tolerations)
+               for t in node.taints)
+
+
+def matches_required(pod: Pod, node: Node) -> bool:
+    """Whether the node passes the pod's nodeSelector and required node affinity."""
+    labels = node.label_map
+    return (all(labels.get(k) == v for k, v in pod.node_selector)
+            and (not pod.node_affinity or any(all(r.matches(labels) for r in term) for term in pod.node_affinity)))
+
+
 def taint_toleration(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
-    for taint in node.taints:
-        if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in pod.tolerations):
-            return Status(UNRESOLVABLE, ("node(s) had untolerated taint(s)",), "TaintToleration")
+    if untolerated(pod, node):
+        return Status(UNRESOLVABLE, ("node(s) had untolerated taint(s)",), "TaintToleration")
     return OK
 
 
 def node_affinity(state: ClusterState, pod: Pod, node: Node, resident: Sequence[Pod]) -> Status:
-    labels = node.label_map
-    selector_ok = all(labels.get(k) == v for k, v in pod.node_selector)
-    affinity_ok = not pod.node_affinity or any(all(r.matches(labels) for r in term) for term in pod.node_affinity)
-    if selector_ok and affinity_ok:
+    if matches_required(pod, node):
         return OK
     return Status(UNRESOLVABLE, ("node(s) didn't match Pod's node affinity/selector",), "NodeAffinity")
 
@@ -220,22 +229,13 @@ def hard_spread(pod: Pod) -> tuple[SpreadConstraint, ...]:
     return tuple(c for c in pod.topology_spread if c.when_unsatisfiable == "DoNotSchedule")
 
 
-def _untolerated(pod: Pod, node: Node) -> bool:
-    return any(t.effect in ("NoSchedule", "NoExecute") and not any(x.tolerates(t) for x in pod.tolerations)
-               for t in node.taints)
-
-
 def _spread_counts_on(node: Node, pod: Pod, c: SpreadConstraint) -> bool:
     """Whether a node's pods count for the constraint (matchNodeInclusionPolicies): under Honor, only a
     node that passes the pod's required node affinity and nodeSelector, or whose NoSchedule and
-    NoExecute taints it tolerates."""
-    if c.node_affinity_policy == "Honor":
-        labels = node.label_map
-        if not all(labels.get(k) == v for k, v in pod.node_selector):
-            return False
-        if pod.node_affinity and not any(all(r.matches(labels) for r in term) for term in pod.node_affinity):
-            return False
-    return not (c.node_taints_policy == "Honor" and _untolerated(pod, node))
+    NoExecute taints it tolerates (the NodeAffinity and TaintToleration filters' own tests)."""
+    if c.node_affinity_policy == "Honor" and not matches_required(pod, node):
+        return False
+    return not (c.node_taints_policy == "Honor" and untolerated(pod, node))
 
 
 def _spread_matching(pods: Sequence[Pod], c: SpreadConstraint, pod: Pod) -> int:

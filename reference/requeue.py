@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .filter import hard_spread, term_matches
+from .filter import hard_spread, matches_required, term_matches, untolerated
 from .objects import Node, Pod
 from .release import ANY_TERM_IN_AFFINITY_HINTS, NOMINATED_PODS_IN_AFFINITY_HINTS, TAINT_EVENT_FOR_NODE_ADD_PLUGINS, has
 
@@ -142,17 +142,6 @@ def _taint_fallback(event: ClusterEvent, plugin: str, release: str) -> str:
     return ""
 
 
-def _untolerated(node: Node, pod: Pod) -> bool:
-    return any(t.effect in ("NoSchedule", "NoExecute") and not any(x.tolerates(t) for x in pod.tolerations)
-               for t in node.taints)
-
-
-def _matches_required(node: Node, pod: Pod) -> bool:
-    labels = node.label_map
-    return (all(labels.get(k) == v for k, v in pod.node_selector)
-            and (not pod.node_affinity or any(all(r.matches(labels) for r in term) for term in pod.node_affinity)))
-
-
 def node_unschedulable(event: ClusterEvent, parked: Pod, release: str) -> str:
     """``nodeunschedulable`` isSchedulableAfterNodeChange (Add|UpdateNodeTaint): a node added
     schedulable, or one uncordoned. Tolerations are not looked at."""
@@ -170,8 +159,8 @@ def taint_toleration(event: ClusterEvent, parked: Pod, release: str) -> str:
     counts as not tolerated before)."""
     if event.name not in (NODE_ADD, UPDATE_NODE_TAINT):
         return ""
-    was = event.old_node is None or _untolerated(event.old_node, parked)
-    if was and not _untolerated(event.node, parked):
+    was = event.old_node is None or untolerated(parked, event.old_node)
+    if was and not untolerated(parked, event.node):
         return f"{TAINT_TOLERATION}: it tolerates {event.node.name}'s taints now"
     return ""
 
@@ -181,9 +170,9 @@ def node_affinity(event: ClusterEvent, parked: Pod, release: str) -> str:
     pod's nodeSelector and required node affinity now, and did not before."""
     if event.name not in (NODE_ADD, UPDATE_NODE_LABEL):
         return _taint_fallback(event, NODE_AFFINITY, release)
-    if not _matches_required(event.node, parked):
+    if not matches_required(parked, event.node):
         return ""
-    if event.old_node is not None and _matches_required(event.old_node, parked):
+    if event.old_node is not None and matches_required(parked, event.old_node):
         return ""
     return f"{NODE_AFFINITY}: {event.node.name} matches its node selector now"
 
