@@ -27,6 +27,8 @@ CREATE_LOG = "kwokctl-create.log"
 # the kit must not give up first. Under a load of 9 to 15 on 2 cores, an API server restarted by a
 # fault step outlasted the 90 s the kit gave (explorer draw x61-0408, seed 61, plugins).
 START_TIMEOUT = 150.0
+# The suffix of a cluster file's first version, kept when a fault's set-up rewrites the file.
+ORIGINAL = ".kit-original"
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,37 @@ class Kwokctl:
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
+
+    def rewrite(self, path: Path, text: str) -> None:
+        """Write a file of the cluster's anew (a component's configuration), keeping its first
+        version for ``restore_files``."""
+        kept = path.with_name(path.name + ORIGINAL)
+        if not kept.exists():
+            shutil.copy2(path, kept)
+        path.write_text(text)
+
+    def restore_files(self) -> None:
+        """Every file ``rewrite`` changed, back as kwokctl wrote it."""
+        for kept in self.cluster_dir.rglob("*" + ORIGINAL):
+            kept.replace(kept.with_name(kept.name[: -len(ORIGINAL)]))
+
+    def end(self, component: str, timeout: float = 30.0) -> None:
+        """Kill a process the kit started beside kwokctl's (it keeps its pid file here too), and
+        forget it; nothing when it does not run."""
+        pid = self.pids().get(component)
+        if pid is not None and self.alive(component):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            end = time.monotonic() + timeout
+            while lifecycle.alive(pid) and time.monotonic() < end:
+                try:
+                    os.waitpid(pid, os.WNOHANG)  # the kit's own child stays a zombie until reaped
+                except ChildProcessError:
+                    pass
+                time.sleep(0.05)
+        self.pid_file(component).unlink(missing_ok=True)
 
     def stop(self) -> None:
         """Stop the cluster's processes and forget its state, keeping the work directory."""

@@ -89,7 +89,7 @@ class Link:
         proxied = direct.with_name("kubeconfig-through-proxy")
         proxied.write_text(yaml.safe_dump(kubeconfig))
         conf["clientConnection"]["kubeconfig"] = str(proxied)
-        config.write_text(yaml.safe_dump(conf))
+        self.kwokctl.rewrite(config, yaml.safe_dump(conf))
 
     def cut(self, seconds: float) -> str:
         """Every connection through the proxy closed and none accepted for ``seconds``, then the
@@ -101,6 +101,12 @@ class Link:
         finally:
             self._enable(True)
         return f"the scheduler's connection to the API server cut for {time.monotonic() - began:.1f} s"
+
+    def disarm(self) -> None:
+        """The proxy ended (the caller restores the scheduler's configuration and restarts it)."""
+        self.kwokctl.end(COMPONENT)
+        self.api_file.unlink(missing_ok=True)
+        self.release()
 
     def release(self) -> None:
         ports.release(self.port_key)

@@ -176,11 +176,28 @@ class LocalCluster:
         """The scheduler under test killed (or stopped) and started again, ready once more (alive and
         listening on its port) before this returns: a fault step (``restartScheduler``)."""
         self._kwokctl.restart("kube-scheduler", graceful)
+        self._wait_scheduler("after its restart")
+
+    def fresh_scheduler(self) -> None:
+        """One scheduler as ``up`` started it, for the next scenario on this cluster: a fault step
+        may have restarted, paused or replaced it, set a standby beside it or routed it through a
+        proxy. Ending those and starting the scheduler anew costs a second; a new cluster, about
+        five seconds of both cores."""
+        Standby(self._kwokctl, self.kubeconfig).disarm()
+        Link(self._kwokctl).disarm()
+        self._kwokctl.restore_files()
+        if self._kwokctl.alive("kube-scheduler"):
+            self.restart_scheduler(graceful=False)
+            return
+        self._kwokctl.restart_exited("kube-scheduler")  # killed by a failover
+        self._wait_scheduler("after a failover")
+
+    def _wait_scheduler(self, when: str) -> None:
         port = self.ports["kubeSchedulerPort"]
         end = time.monotonic() + self.options.ready_timeout
         while not (self._kwokctl.alive("kube-scheduler") and probes.listening(port)):
             if time.monotonic() > end:
-                raise KitError("kube-scheduler did not become ready after its restart",
+                raise KitError(f"kube-scheduler did not become ready {when}",
                                logs=self._kwokctl.logs_of("kube-scheduler"))
             lifecycle.pause(0.2)
 
@@ -243,10 +260,9 @@ class LocalCluster:
         started = time.monotonic()
         bins = binaries(self.options)
         self.timings["build"] = time.monotonic() - started
-        lacking = gates.missing(self.options.gates.at(self.options.release), {c: bins[c] for c in gates.COMPONENTS if c in bins})
+        lacking = self.unavailable(bins)
         if lacking:
-            raise gates.Unavailable(f"Kubernetes {self.options.release} has no feature gate {', '.join(lacking)} "
-                                    "(the component's --help lists the gates it offers)")
+            raise gates.Unavailable(lacking)
         self.kwokctl_path = bins["kwokctl"]
         lifecycle.reap_orphans()
         self.workdir = Path(self.options.workdir or tempfile.mkdtemp(prefix=lifecycle.WORKDIR_PREFIX))
@@ -282,6 +298,17 @@ class LocalCluster:
         self.timings["up"] = time.monotonic() - t0 - self.timings.get("slot", 0.0)  # the start itself
         self.flush = self._printed_flush()
         return self.kubeconfig  # type: ignore[return-value]
+
+    def unavailable(self, bins: dict[str, Path] | None = None) -> str:
+        """Why this cluster cannot start with the gates it is asked for ("" when it can): a gate its
+        release's components do not offer. Known from the binaries alone, before anything starts."""
+        bins = bins if bins is not None else binaries(self.options)
+        lacking = gates.missing(self.options.gates.at(self.options.release),
+                                {c: bins[c] for c in gates.COMPONENTS if c in bins})
+        if not lacking:
+            return ""
+        return (f"Kubernetes {self.options.release} has no feature gate {', '.join(lacking)} "
+                "(the component's --help lists the gates it offers)")
 
     def _printed_flush(self) -> timedelta:
         """The flush interval to judge by: the one the kit gave, as the scheduler printed it at start;

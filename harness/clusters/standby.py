@@ -74,7 +74,7 @@ class Standby:
             raise KitError("kube-scheduler runs without a --config file, so leader election cannot be turned on")
         conf = yaml.safe_load(config.read_text())
         conf["leaderElection"] = {"leaderElect": True, **LEASE}
-        config.write_text(yaml.safe_dump(conf))
+        self.kwokctl.rewrite(config, yaml.safe_dump(conf))
         self.kwokctl.restart(PRIMARY, graceful=True)
         self._wait(lambda: bool(self.holder()), "kube-scheduler to take the lease")
         leader = self.holder()
@@ -152,6 +152,26 @@ class Standby:
     def leader(self) -> str:
         """The component that schedules now: the first scheduler, or after a failover the standby."""
         return STANDBY if not self.kwokctl.alive(PRIMARY) and self.kwokctl.alive(STANDBY) else PRIMARY
+
+    def disarm(self) -> None:
+        """The standby ended and the lease gone, so that the next arm starts from no holder (a
+        cluster handed on to another scenario; the caller restores the configuration and starts
+        the first scheduler anew)."""
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        from harness.kube import api_client
+
+        self.kwokctl.end(STANDBY)
+        self.release()
+        api = api_client(self.kubeconfig)
+        try:
+            client.CoordinationV1Api(api).delete_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+        except ApiException as e:
+            if e.status != 404:
+                raise KitError(f"could not delete the scheduler's lease: {e.status} {e.reason}") from None
+        finally:
+            api.close()
 
     def release(self) -> None:
         ports.release(self.port_key)

@@ -359,3 +359,27 @@ def test_health_failures_names_the_api_servers_failing_checks():
         assert health_failures(api) == "none"
         api.configuration.host = "http://127.0.0.1:1"
         assert health_failures(api).startswith("not answering")
+
+
+def test_a_rewritten_cluster_file_comes_back_as_first_written_and_an_extra_process_ends(tmp_path):
+    """What a fault's set-up changed (harness.clusters.standby and link rewrite the scheduler's
+    configuration and start a process beside kwokctl's) is undone before the cluster is handed on."""
+    import subprocess
+
+    from harness.clusters.kwokctl import Kwokctl
+
+    k = Kwokctl(tmp_path, "c1")
+    k.pid_file("x").parent.mkdir(parents=True)
+    config = k.cluster_dir / "scheduler.yaml"
+    config.write_text("leaderElection: {leaderElect: false}\n")
+    k.rewrite(config, "leaderElection: {leaderElect: true}\n")
+    k.rewrite(config, "leaderElection: {leaderElect: true}\nclientConnection: {}\n")
+    k.restore_files()
+    assert config.read_text() == "leaderElection: {leaderElect: false}\n"
+    assert list(k.cluster_dir.rglob("*.kit-original")) == []
+
+    child = subprocess.Popen(["sleep", "60"])
+    k.pid_file("kube-scheduler-standby").write_text(str(child.pid))
+    k.end("kube-scheduler-standby")
+    assert child.poll() is not None and not k.pid_file("kube-scheduler-standby").exists()
+    k.end("toxiproxy")  # nothing runs: nothing to do

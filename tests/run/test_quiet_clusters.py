@@ -1,5 +1,6 @@
 """Clusters scenarios have to themselves are handed on to the next scenario with the same
-settings, stopped when a fault ran on them, and never more than the limit at once."""
+settings (one a fault ran on once its scheduler is started anew), stopped when they do not
+settle, and never more than the limit at once."""
 
 from __future__ import annotations
 
@@ -7,16 +8,26 @@ from harness import gates
 from harness.run.pods.quiet import QuietClusters
 
 PLAIN, GATED = gates.Settings(), gates.Settings(gates=(("", "GenericWorkload", True),))
+LACKING = False  # whether the stand-in's release lacks GATED's gate
 
 
 class Cluster:
     """Stands in for a LocalCluster: the pool only names, keeps and stops them."""
 
-    def __init__(self, name, settings):
+    def __init__(self, name, settings, fresh_fails=False):
         self.name, self.settings, self.stopped = name, settings, False
+        self.fresh, self.fresh_fails = 0, fresh_fails
 
     def down(self):
         self.stopped = True
+
+    def unavailable(self):
+        return "Kubernetes 1.35 has no feature gate GenericWorkload" if self.settings == GATED and LACKING else ""
+
+    def fresh_scheduler(self):
+        if self.fresh_fails:
+            raise RuntimeError("kube-scheduler did not become ready")
+        self.fresh += 1
 
 
 def pool(limit=2, settle=lambda c, run_id: None):
@@ -40,7 +51,26 @@ def test_a_quiet_cluster_goes_to_the_next_scenario_with_the_same_settings():
     assert (q.served, q.started) == (3, 2)
 
 
-def test_one_a_fault_ran_on_or_that_did_not_settle_is_stopped_and_replaced():
+def test_one_a_fault_ran_on_is_handed_on_with_its_scheduler_started_anew_and_only_then():
+    q, made = pool()
+    faulted, _ = q.take("a", PLAIN)
+    q.give_back(faulted, PLAIN, "r", fresh_scheduler=True)
+    assert faulted.fresh == 1 and not faulted.stopped
+    again, up = q.take("b", PLAIN)
+    assert again is faulted and up
+    q.give_back(again, PLAIN, "r")
+    assert faulted.fresh == 1  # a scenario without a fault leaves the scheduler as it is
+
+
+def test_one_whose_fresh_scheduler_does_not_start_is_stopped_and_replaced():
+    q, made = pool()
+    c, _ = q.take("a", PLAIN)
+    c.fresh_fails = True
+    q.give_back(c, PLAIN, "r", fresh_scheduler=True)
+    assert c.stopped and q.alive == 0 and q.take("b", PLAIN)[0] is not c
+
+
+def test_one_a_run_gave_up_on_or_that_did_not_settle_is_stopped_and_replaced():
     q, made = pool()
     c, _ = q.take("a", PLAIN)
     q.lost(c)
@@ -89,3 +119,18 @@ def test_room_holds_the_first_limit_until_widened_then_the_second():
     assert room.enter(stopping.is_set) is False and room.busy == 4  # a stop ends the wait, holding nothing
     room.leave()
     assert room.enter(stopping.is_set) and room.busy == 4
+
+
+def test_a_cluster_whose_gates_the_release_lacks_is_refused_before_an_idle_one_is_stopped(monkeypatch):
+    import pytest
+
+    import sys
+
+    monkeypatch.setattr(sys.modules[__name__], "LACKING", True)
+    q, made = pool(limit=1)
+    plain, _ = q.take("a", PLAIN)
+    q.give_back(plain, PLAIN, "r")
+    with pytest.raises(gates.Unavailable, match="no feature gate"):
+        q.take("b", GATED)
+    assert not plain.stopped and q.alive == 1 and q.started == 1
+    assert q.take("c", PLAIN) == (plain, True)

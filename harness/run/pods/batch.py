@@ -212,7 +212,11 @@ class Batch:
 
     def _alone(self, s: Scenario, copy: int) -> None:
         settings = s.cluster_settings()
-        cluster, up = self.quiet.take(f"{s.id[:20]}-{copy}", settings)
+        try:
+            cluster, up = self.quiet.take(f"{s.id[:20]}-{copy}", settings)
+        except gates.Unavailable as e:
+            self._done(Result(s, self.build, unmet=str(e)), copy)
+            return
         reusable = False
         try:
             if not up:
@@ -227,11 +231,13 @@ class Batch:
             run = self._run(cluster.kubeconfig, s, copy, cluster.log_path("kube-scheduler"), cluster)
             run.scheduler = cluster  # its own: a fault step may restart it
             result = run.run()
-            # A scheduler restarted, paused or replaced, or a run cut short: not quiet any more.
-            reusable = not (s.faults or s.needs_standby or result.cancelled or lifecycle.stopping())
+            # A run cut short leaves the cluster in no known state; a fault, in one a fresh
+            # scheduler ends.
+            reusable = not (result.cancelled or lifecycle.stopping())
             self._done(result, copy)
         finally:
             if reusable:
-                self.quiet.give_back(cluster, settings, self.run_id)
+                self.quiet.give_back(cluster, settings, self.run_id,
+                                     fresh_scheduler=bool(s.faults or s.needs_standby or s.needs_link))
             else:
                 self.quiet.lost(cluster)

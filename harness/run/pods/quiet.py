@@ -5,7 +5,9 @@ cluster of its own. Starting one for each such scenario cost a cluster start and
 about 11 s on a 2-core machine, for half the catalogue: most of a run's wall time. A cluster
 is quiet again once the last scenario's namespace is gone, with its pods (its nodes and
 classes are removed by its own teardown), so it is handed to the next scenario instead. One a
-fault scenario ran on is not: its scheduler was restarted, paused or replaced by a standby.
+fault scenario ran on is handed on too, once its scheduler is as the cluster's start left it
+(``LocalCluster.fresh_scheduler``: the fault may have restarted, paused or replaced it): a new
+cluster for each of the catalogue's fault scenarios was most of the starts of a run.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ class QuietClusters:
 
     def take(self, name: str, settings: gates.Settings) -> tuple[LocalCluster, bool]:
         """A cluster with ``settings`` and whether it is up already (a reused one); a new one the
-        caller brings up, and gives back or stops."""
+        caller brings up, and gives back or stops. ``gates.Unavailable`` when a new one could not
+        start with those settings: found before an idle cluster is stopped to make room for it."""
         stale = None
         with self.lock:
             self.served += 1
@@ -41,6 +44,11 @@ class QuietClusters:
                 if have == settings:
                     del self.idle[i]
                     return cluster, True
+        made = self.make(name, settings)
+        lacking = made.unavailable()
+        if lacking:
+            raise gates.Unavailable(lacking)
+        with self.lock:
             if self.alive >= self.limit and self.idle:
                 stale = self.idle.pop(0)[1]
                 self.alive -= 1
@@ -48,12 +56,16 @@ class QuietClusters:
             self.started += 1
         if stale is not None:
             stale.down()
-        return self.make(name, settings), False
+        return made, False
 
-    def give_back(self, cluster: LocalCluster, settings: gates.Settings, run_id: str) -> None:
-        """After a scenario: kept for the next one once its namespace is gone, or stopped."""
+    def give_back(self, cluster: LocalCluster, settings: gates.Settings, run_id: str,
+                  fresh_scheduler: bool = False) -> None:
+        """After a scenario: kept for the next one once its namespace is gone (and, after a fault,
+        its scheduler started anew), or stopped."""
         try:
             self.settle(cluster, run_id)
+            if fresh_scheduler:
+                cluster.fresh_scheduler()
         except Exception:  # not quiet in time, or gone: a new cluster is the safe choice
             self.lost(cluster)
             return
@@ -61,7 +73,7 @@ class QuietClusters:
             self.idle.append((settings, cluster))
 
     def lost(self, cluster: LocalCluster) -> None:
-        """A cluster that is not to be used again (it did not come up, or a fault ran on it)."""
+        """A cluster that is not to be used again (it did not come up, or its run was cut short)."""
         with self.lock:
             self.alive -= 1
         cluster.down()
