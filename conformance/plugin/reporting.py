@@ -249,7 +249,8 @@ def run_summary(state, config: pytest.Config, stats: dict, exitstatus: int) -> s
         counts=summary.counts(stats), wall_seconds=round(time.monotonic() - t0, 2), build_seconds=round(build, 2),
         targets=targets_of(state), peak_memory_bytes=batches.peak_rss() if batches is not None else None,
         karmada={k: round(v, 2) for k, v in state.karmada_timings.items()},
-        junit=str(config.option.xmlpath or ""), builds=summary.builds_since(started))
+        junit=str(config.option.xmlpath or ""), builds=summary.builds_since(started),
+        venv_seconds=summary.venv_seconds())
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -293,6 +294,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not state.options.collect_only:
         try:  # a record is never worth a run's result either
             record = run_summary(state, config, terminalreporter.stats, exitstatus)
+            if record.venv_seconds is not None:
+                terminalreporter.write_line(f"[setup] ./kit made its virtualenv before the run: {record.venv_seconds:.0f} s")
             for b in record.builds:  # a cold run's split: what each build of this run cost
                 terminalreporter.write_line(f"[build] {b['module']} ({', '.join(b['binaries'])}): {b['seconds']:.0f} s, "
                                             f"{b['downloads']} modules downloaded, {b['packages']} packages compiled")

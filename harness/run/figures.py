@@ -67,6 +67,8 @@ class RunFigures:
     peak_memory_bytes: int | None = None
     karmada: dict[str, float] = field(default_factory=dict)
     preemptions: tuple[Preemptions, ...] = ()
+    venv_seconds: float | None = None
+    builds: tuple[dict, ...] = ()  # summary.RunSummary.builds: each Go build the run made
 
 
 @dataclass(frozen=True)
@@ -146,15 +148,21 @@ def read_run(folder: Path) -> RunFigures:
         return RunFigures(str(folder), tuple(read), counts, started, seconds, preemptions=times)
     return RunFigures(str(folder), tuple(read), dict(s.counts), s.finished, s.wall_seconds, command_of(s.args),
                       s.commit, s.local_changes, s.machine, s.exit_status, s.build_seconds, s.targets,
-                      s.peak_memory_bytes, dict(s.karmada), times)
+                      s.peak_memory_bytes, dict(s.karmada), times, s.venv_seconds, tuple(s.builds))
 
 
 # --- the record, to and from a block ------------------------------------------------------------
 
 
 def to_json(record: Record) -> str:
+    raw = asdict(record)
+    for run in raw["runs"]:
+        # A cold run's split, left out where the run had none: blocks written before it was recorded read the same.
+        for key in ("venv_seconds", "builds"):
+            if run.get(key) is None or run.get(key) == ():
+                del run[key]
     # No ">" in the comment's text, so no value of it can end the comment.
-    return json.dumps(asdict(record), sort_keys=True, separators=(",", ":")).replace(">", "\\u003e")
+    return json.dumps(raw, sort_keys=True, separators=(",", ":")).replace(">", "\\u003e")
 
 
 def from_json(text: str) -> Record:
@@ -162,7 +170,8 @@ def from_json(text: str) -> Record:
     runs = tuple(RunFigures(**{
         **r, "read": tuple(r["read"]), "machine": Machine(**r["machine"]) if r["machine"] else None,
         "targets": tuple(Target(**t) for t in r["targets"]),
-        "preemptions": tuple(Preemptions(**p) for p in r["preemptions"])}) for r in raw["runs"])
+        "preemptions": tuple(Preemptions(**p) for p in r["preemptions"]),
+        "builds": tuple(r.get("builds", ()))}) for r in raw["runs"])
     return Record(runs, raw["generated_commit"], raw["generated_date"], raw["command"])
 
 
@@ -225,8 +234,14 @@ def rows(run: RunFigures) -> list[tuple[str, str]]:
     if run.wall_seconds is not None:
         out.append(("the whole run" + (", build included" if run.build_seconds is not None else ""),
                     duration(run.wall_seconds)))
+    if run.venv_seconds is not None:
+        out.append(("setting up the kit's virtualenv (`./kit`, before the run)", duration(run.venv_seconds)))
     if run.build_seconds is not None:
         out.append(("building the binaries before the first test", duration(run.build_seconds)))
+    for b in run.builds:
+        out.append((f"compiling `{b.get('module', '?')}`",
+                    f"{duration(float(b.get('seconds', 0)))} ({', '.join(b.get('binaries', ()))}; "
+                    f"{b.get('downloads', 0)} modules downloaded, {b.get('packages', 0)} packages compiled)"))
     out += [target_row(t) for t in run.targets]
     if run.peak_memory_bytes:
         out.append(("peak memory of the kit and its clusters", gib(run.peak_memory_bytes)))

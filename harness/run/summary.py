@@ -71,6 +71,8 @@ class RunSummary:
     junit: str = ""  # where --junitxml wrote, as given
     # Each Go build this run made (a cold run's split): module, binaries, seconds, downloads, packages.
     builds: tuple[dict, ...] = ()
+    # ``./kit``'s set-up of its virtualenv before this run, where this command made it (a cold run).
+    venv_seconds: float | None = None
     schema: int = SCHEMA
 
     def write(self, folder: Path) -> Path:
@@ -114,6 +116,17 @@ def builds_since(started: str) -> tuple[dict, ...]:
         except (ValueError, KeyError, TypeError):
             continue  # a line a killed build left half-written
     return tuple(out)
+
+
+VENV_SECONDS = "PRIORITYKIT_VENV_SECONDS"  # set by ./kit for the command that made its virtualenv
+
+
+def venv_seconds() -> float | None:
+    """How long ``./kit`` took to set up its virtualenv before this run; None when it found one."""
+    try:
+        return float(os.environ[VENV_SECONDS])
+    except (KeyError, ValueError):
+        return None
 
 
 def now() -> str:

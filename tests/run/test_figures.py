@@ -89,6 +89,34 @@ def test_a_recorded_run_renders_its_figures_with_commit_date_machine_and_command
     assert figures.problems(text, "page.md") == []
 
 
+def test_a_cold_run_shows_its_split_the_virtualenv_and_each_go_build(tmp_path):
+    from dataclasses import replace
+
+    runs = tmp_path / "artifacts"
+    runs.mkdir()
+    (runs / "run.xml").write_text(JUNIT)
+    replace(RECORDED, venv_seconds=38.2, build_seconds=301.0,
+            builds=({"module": "kubernetes@1.35", "binaries": ["kube-apiserver", "kube-scheduler"], "seconds": 249.0,
+                     "downloads": 120, "packages": 2100, "finished": "2026-11-20T10:05:00+00:00"},)).write(runs)
+    out = page(tmp_path)
+    assert figures.main(["--run", str(runs), "--out", str(out)]) == 0
+    lines = figures.block_of(out.read_text()).splitlines()
+    assert "| setting up the kit's virtualenv (`./kit`, before the run) | 38 s |" in lines
+    assert ("| compiling `kubernetes@1.35` | 4 min 9 s (kube-apiserver, kube-scheduler; 120 modules downloaded, "
+            "2100 packages compiled) |") in lines
+    assert figures.problems(out.read_text(), "page.md") == []
+
+
+def test_the_run_records_the_virtualenv_set_up_kit_handed_it(monkeypatch):
+    from harness.run import summary
+
+    monkeypatch.delenv(summary.VENV_SECONDS, raising=False)
+    assert summary.venv_seconds() is None
+    monkeypatch.setenv(summary.VENV_SECONDS, "37.5")
+    assert summary.venv_seconds() == 37.5
+    assert f"export {summary.VENV_SECONDS}" in (REPO / "kit").read_text()
+
+
 def test_a_hand_edit_of_the_block_is_caught(tmp_path):
     out = page(tmp_path)
     figures.main(["--run", str(folder(tmp_path)), "--out", str(out)])
