@@ -63,7 +63,8 @@ class Batches:
                 scenarios, kube, local, split_target(target)[0], self.run_id, KwokNodes(), self.opts.repeat,
                 stop_at_first_failure=self.opts.stop_at_first_failure, artifacts=self.opts.artifacts,
                 alone_cluster=lambda suffix, needs: self.clusters.extra(target, suffix, needs),
-                release=local.options.release, timelines=self.opts.timelines)
+                release=local.options.release, timelines=self.opts.timelines,
+                batches_at_once=min(BATCHES_AT_ONCE, len(self.batches) or 1))
             if self._ending.is_set():
                 b.cancel()
             b.run()

@@ -37,8 +37,8 @@ COLLECT_WINDOW = 3600
 
 # What one shard needs, per target (build) it runs at once: the suite runs at most two targets
 # side by side (conformance/plugin/session.py BATCHES_AT_ONCE), each with its shared local
-# cluster and up to two clusters for scenarios that need one alone (harness/run/pods/batch.py
-# MAX_ALONE_CLUSTERS). The kit's own figure: a release-matrix run, two targets at once, peaked at
+# cluster and clusters for scenarios that need one alone, as many as its memory limit holds
+# (harness/run/pods/batch.py alone_rooms reads the cgroup's limit). The kit's own figure: a release-matrix run, two targets at once, peaked at
 # 6.2 GiB for the kit and all its clusters (docs/history/release-matrix-runs.md), so about 3 GiB a
 # target; the limit leaves room above that before the kernel kills the shard. Each shard's
 # summary prints its real peak ("peak memory of the kit and its clusters"). No CPU limit: CFS

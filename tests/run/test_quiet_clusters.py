@@ -134,3 +134,28 @@ def test_a_cluster_whose_gates_the_release_lacks_is_refused_before_an_idle_one_i
         q.take("b", GATED)
     assert not plain.stopped and q.alive == 1 and q.started == 1
     assert q.take("c", PLAIN) == (plain, True)
+
+
+def test_a_build_runs_as_many_clusters_alone_as_the_free_memory_holds_with_the_other_build_beside_it():
+    from harness.run.pods.batch import CLUSTER_BYTES, MAX_ALONE_CLUSTERS, MAX_ALONE_CLUSTERS_AFTER, alone_rooms
+
+    gib = 1 << 30
+    assert alone_rooms(2, 20 * gib) == (MAX_ALONE_CLUSTERS, MAX_ALONE_CLUSTERS_AFTER)
+    assert alone_rooms(2, 6 * gib) == (3, 3)  # 4.5 GiB for two builds' clusters
+    assert alone_rooms(1, 6 * gib) == (MAX_ALONE_CLUSTERS, 7)
+    assert alone_rooms(2, CLUSTER_BYTES) == (1, 1)  # never none: a scenario alone still runs
+
+
+def test_free_memory_is_the_cgroups_limit_where_that_leaves_less(tmp_path):
+    from harness.run.pods.batch import memory_available
+
+    meminfo, cgroup = tmp_path / "meminfo", tmp_path / "cgroup"
+    cgroup.mkdir()
+    meminfo.write_text("MemTotal:       24000000 kB\nMemAvailable:   20000000 kB\n")
+    assert memory_available(meminfo, cgroup) == 20000000 * 1024
+    (cgroup / "memory.max").write_text("max\n")
+    assert memory_available(meminfo, cgroup) == 20000000 * 1024
+    (cgroup / "memory.max").write_text(f"{5 << 30}\n")
+    (cgroup / "memory.current").write_text(f"{2 << 30}\n")
+    assert memory_available(meminfo, cgroup) == 3 << 30
+    assert memory_available(tmp_path / "none", tmp_path / "none") is None

@@ -34,8 +34,49 @@ from harness.run.pods.verdict import failed
 from harness.formats.pods import Scenario
 
 MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
-MAX_ALONE_CLUSTERS = 2  # clusters of their own at once, per build, while the shared batch runs
-MAX_ALONE_CLUSTERS_AFTER = 4  # and once it is done (quiet.Room says why)
+# Clusters of their own at once, per build, while the shared batch runs, and once it is done
+# (quiet.Room says why); fewer where the machine's memory does not hold them (alone_rooms). Since
+# such clusters are handed on, fault scenarios' too, a run starts about a dozen of them, and what
+# the scenarios alone take is their own timers: at 2 and 4 the both-build catalogue took 460 s of
+# which half the cores' time was idle, at 4 and 8 it took 305 s (10.4 GiB at the peak).
+MAX_ALONE_CLUSTERS = 4
+MAX_ALONE_CLUSTERS_AFTER = 8
+# What one cluster of a scenario's own holds in memory, with its scenario running: the API server
+# about 250 MiB, the controller manager 100, the scheduler 70, etcd 45, kwok's controller 30, and
+# their growth with the scenario's objects.
+CLUSTER_BYTES = 640 << 20
+
+
+def alone_rooms(batches_at_once: int, available: int | None = None) -> tuple[int, int]:
+    """(while the shared batch runs, after it): how many clusters of their own one build's batch may
+    run at once, so that ``batches_at_once`` batches together keep within three quarters of the
+    memory the machine has free now (``available``: MemAvailable, read when not given)."""
+    if available is None:
+        available = memory_available()
+    if available is None:
+        return MAX_ALONE_CLUSTERS, MAX_ALONE_CLUSTERS_AFTER
+    fit = max(1, int(available * 3 / 4 / CLUSTER_BYTES / max(1, batches_at_once)))
+    return min(MAX_ALONE_CLUSTERS, fit), min(MAX_ALONE_CLUSTERS_AFTER, fit)
+
+
+def memory_available(meminfo: Path = Path("/proc/meminfo"), cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The memory this process may still take, in bytes: MemAvailable, or less where its cgroup's
+    limit leaves less (a campaign's shard in a pod: /proc/meminfo shows the node's); None where
+    neither says."""
+    found = []
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            found.append(int(limit) - int((cgroup / "memory.current").read_text().strip()))
+    except (OSError, ValueError):
+        pass
+    return max(0, min(found)) if found else None
 
 
 class Batch:
@@ -46,13 +87,14 @@ class Batch:
                  artifacts: Path = Path("artifacts"),
                  alone_cluster: Callable[[str, gates.Settings], LocalCluster] | None = None,
                  on_result: Callable[[Result], None] | None = None, release: str | None = None,
-                 timelines: bool = False):
+                 timelines: bool = False, batches_at_once: int = 1):
         self.selected, self.kube, self.local, self.build, self.run_id = selected, kube, local, build, run_id
         self.nodes, self.copies, self.artifacts = nodes, copies, artifacts
         self.stop_at_first_failure = stop_at_first_failure
         self.alone_cluster = alone_cluster
         self.on_result = on_result  # told of each result as it comes (progress of a long batch)
         self.timelines = timelines  # every run keeps its timeline picture, a pass too (--timelines)
+        self.batches_at_once = batches_at_once  # this one's and the others' running beside it
         # The Kubernetes release running, whose behaviour the model predicts: unless named, the API
         # server's, if the model knows it (else the pinned one).
         self.release = release or self._release_of(kube)
@@ -151,10 +193,11 @@ class Batch:
         pools = [ThreadPoolExecutor(max_workers=workers)]
         futures = [pools[0].submit(shared, sc) for sc in together]
         if self.alone_cluster is not None and alone:
-            self.quiet = QuietClusters(self.alone_cluster, MAX_ALONE_CLUSTERS)
-            self.room = Room(MAX_ALONE_CLUSTERS, MAX_ALONE_CLUSTERS_AFTER)
+            first, then = alone_rooms(self.batches_at_once)
+            self.quiet = QuietClusters(self.alone_cluster, first)
+            self.room = Room(first, then)
             self._widen_after(futures)
-            pools.append(ThreadPoolExecutor(max_workers=MAX_ALONE_CLUSTERS_AFTER))
+            pools.append(ThreadPoolExecutor(max_workers=then))
             futures += [pools[1].submit(self._on_own_cluster, s, c) for s, c in alone]
             alone = []
         try:
@@ -192,7 +235,7 @@ class Batch:
             f.add_done_callback(one_done)
 
     def _widen(self) -> None:
-        self.quiet.limit = MAX_ALONE_CLUSTERS_AFTER
+        self.quiet.limit = self.room.then
         self.room.widen()
 
     def _on_own_cluster(self, s: Scenario, copy: int) -> None:
