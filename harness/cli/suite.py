@@ -61,9 +61,25 @@ def conformance(args) -> int:
     return _exec(pytest_argv(suite_folder(), args.rest))
 
 
+# Arguments after which `./kit test` leaves pytest-xdist's workers out: the caller chose them, or
+# wants one process (a debugger, output shown as it comes, xdist turned off).
+ONE_PROCESS = ("-n", "--numprocesses", "--pdb", "--trace", "-s", "--capture=no", "no:xdist", "--collect-only",
+               "--co")
+
+
+def with_workers(rest: list[str]) -> list[str]:
+    """The unit tests on every core (pytest-xdist, ``-n auto``): on 2 cores they take half the time
+    of one process, and none of them shares state with another through anything but files of its
+    own and machine-wide claims (harness.host.claims)."""
+    if any(a == o or a.startswith(o + "=") or (o == "-n" and a.startswith("-n") and a[2:].isdigit())
+           for a in rest for o in ONE_PROCESS):
+        return rest
+    return ["-n", "auto", *rest]
+
+
 def test(args) -> int:
     root = source_checkout()
     if root is None:
         raise KitError("test: the unit tests are in the kit's source checkout (its tests/ folder), not in the "
                        f"installed package ({REPO}); clone the repository and run `./kit test` there")
-    return _exec(pytest_argv(root / "tests", args.rest))
+    return _exec(pytest_argv(root / "tests", with_workers(args.rest)))

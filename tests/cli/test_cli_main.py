@@ -102,9 +102,15 @@ def test_conformance_passes_every_argument_to_pytest_on_the_installed_suite(exec
     assert execs == [[sys.executable, "-m", "pytest", str(folder), *args]]
 
 
-def test_test_runs_the_checkouts_unit_tests(execs):
+def test_test_runs_the_checkouts_unit_tests_on_every_core(execs):
     assert main(["test", "-q", "-x", "-k", "cli"]) == 0
-    assert execs == [[sys.executable, "-m", "pytest", str(REPO / "tests"), "-q", "-x", "-k", "cli"]]
+    assert execs == [[sys.executable, "-m", "pytest", str(REPO / "tests"), "-n", "auto", "-q", "-x", "-k", "cli"]]
+
+
+@pytest.mark.parametrize("args", [["-n", "3"], ["-n3"], ["--numprocesses=1"], ["--pdb"], ["-s"], ["-p", "no:xdist"]])
+def test_test_leaves_the_workers_to_a_caller_who_chose_them_or_wants_one_process(execs, args):
+    assert main(["test", *args]) == 0
+    assert execs == [[sys.executable, "-m", "pytest", str(REPO / "tests"), *args]]
 
 
 def test_test_outside_a_checkout_says_it_needs_one(execs, tmp_path, monkeypatch, capsys):

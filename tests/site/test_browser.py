@@ -37,25 +37,32 @@ pytestmark = pytest.mark.skipif(not (BROWSER and DRIVER), reason=MISSING)
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def browser():
     import os
 
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     # Chromium keeps a profile and an org.chromium.Chromium.* folder in TMPDIR and leaves them
-    # there when it quits: both go in pytest's own temporary folder, removed with the session.
-    scratch = tmp_path_factory.mktemp("chromium")
+    # there when it quits: both go in a folder of the test's own, removed after it. Not pytest's
+    # own: under pytest-xdist (`./kit test` runs its workers) that path is long enough to push the
+    # profile's singleton socket past a Unix socket's 108 bytes, and chromium exits at once.
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="prioritykit-chromium-"))
     opts = webdriver.ChromeOptions()
     opts.binary_location = BROWSER
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--allow-file-access-from-files", f"--user-data-dir={scratch / 'profile'}"):
         opts.add_argument(arg)
     service = Service(executable_path=DRIVER, env={**os.environ, "TMPDIR": str(scratch)})
-    driver = webdriver.Chrome(options=opts, service=service)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
+    try:
+        driver = webdriver.Chrome(options=opts, service=service)
+        driver.set_page_load_timeout(30)
+        yield driver
+        driver.quit()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
