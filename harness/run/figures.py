@@ -222,6 +222,8 @@ def target_row(t: Target) -> tuple[str, str]:
         bits.append(f"all of them in {duration(t.batch_seconds)}")
     if t.longest_scenario:
         bits.append(f"longest `{t.longest_scenario}` {duration(t.longest_seconds)}")
+    if t.alone_scenarios is not None and t.alone_clusters is not None:
+        bits.append(f"{t.alone_scenarios} of them on clusters of their own, {t.alone_clusters} started for them")
     if t.cluster_up_seconds is not None:
         bits.append(f"its cluster ready in {duration(t.cluster_up_seconds)}")
     if t.cluster_build_seconds is not None:

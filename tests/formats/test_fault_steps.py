@@ -101,3 +101,32 @@ def test_a_lease_taken_from_a_live_leader_is_a_failover(tmp_path):
         - failover: takeLease
     """))
     assert s.needs_standby and s.faults == ("failover",) and not s.needs_link
+
+
+@pytest.mark.parametrize("during, seconds", [
+    ("{restartScheduler: kill, at: victimMarked}", 0.0),
+    ("{restartApiserver: graceful, at: victimGone}", 0.0),
+    ("{failover: kill, at: victimMarked}", None),  # the lease's
+    ("{pauseScheduler: 15s, at: victimDeleting}", 15.0),
+    ("{disconnectScheduler: 10s, at: victimGone}", 10.0),
+])
+def test_the_runner_counts_a_during_fault_as_the_model_does(tmp_path, during, seconds):
+    """A step's look is counted from its action's end moved on by modelled_seconds, which must be
+    how far fault_on moves the model's clock: a restart takes the model no time, however long the
+    real one takes, and a look counted from the real one's end came later than the model's."""
+    from harness.clusters.standby import LEASE_SECONDS
+    from harness.formats.pod_model import initial_state
+    from harness.run.pods.expectation import fault_on, modelled_seconds
+    from reference import scheduler as sched
+
+    s = load(scenario(tmp_path, f"""
+        - createPod: {{name: p, class: low}}
+          during: {during}
+    """))
+    fault = s.steps[0].during
+    from datetime import datetime, timezone
+
+    now = datetime(2026, 11, 29, tzinfo=timezone.utc)
+    world = sched.start(initial_state(s, now), "upstream", now)
+    moved = (fault_on(world, fault).now - world.now).total_seconds()
+    assert modelled_seconds(fault) == moved == (LEASE_SECONDS if seconds is None else seconds)

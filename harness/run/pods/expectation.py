@@ -170,6 +170,18 @@ def fault_on(world: World, fault) -> World:
     return world
 
 
+def modelled_seconds(fault) -> float:
+    """How far ``fault_on`` moves the model's clock: a pause's or a cut's length, a lease's; a
+    restart takes the model no time, however long the real one takes."""
+    if fault.failover is not None:
+        return LEASE_SECONDS
+    if fault.disconnectScheduler is not None:
+        return fault.disconnectScheduler.total_seconds()
+    if fault.pauseScheduler is not None:
+        return fault.pauseScheduler.total_seconds()
+    return 0.0
+
+
 @dataclass(frozen=True)
 class Partial:
     """A preemption's writes cut short by a during: fault (reference.restart.partly_written)."""

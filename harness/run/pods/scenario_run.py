@@ -35,7 +35,7 @@ from harness.run.pods import check, invariants, points
 from harness.run.pods.act import PodClient
 from harness.run.pods.archive import Archive, keep_failure, keep_timeline
 from harness.run.pods.expectation import (apply_step, check_expect, due_first, fault_variants, later_states,
-                                          retried_after_failure, trajectory)
+                                          modelled_seconds, retried_after_failure, trajectory)
 from harness.run.pods.history import PodHistory
 from harness.run.pods.nodes import KwokNodes, NodeSource
 from harness.run.pods.place import claim_nodes, place_initial_pods
@@ -221,12 +221,24 @@ class PodRun(ScenarioRun):
         else:
             since, began = len(self.record.versions), time.time()
             self.client.perform(step, self.cancel)
+            done, done_wall = time.monotonic(), time.time()
             if step.during is not None:
-                fault_note = self.inject_during(i, step, since, began, settle_bound(before, worlds[0]))
+                fault_note, injected = self.inject_during(i, step, since, began, settle_bound(before, worlds[0]))
+                # The step's clock runs from its action's end, as the model's does, moved on by what
+                # the model makes of the fault (a pause's length); a look due before the fault is
+                # done waits for it. Counted from the fault's end, a restart that took 7 s on a
+                # loaded machine put a look meant for 8 s after the action past a 15 s grace period.
+                late = modelled_seconds(step.during) if injected else 0.0
+                return self._acted(started, before, worlds, quiet, done + late, done_wall + late, step, fault_note)
         at, at_wall = time.monotonic(), time.time()
+        return self._acted(started, before, worlds, quiet, at, at_wall, step, fault_note)
+
+    @staticmethod
+    def _acted(started: float, before: World, worlds: list[World], quiet: float, at: float, at_wall: float,
+               step: Step, fault_note: str) -> Acted:
         if step.pressure is None:
             # A terminating pod due about now may leave before the scheduler first tries the step's pods.
-            worlds += due_first(before, step, datetime.fromtimestamp(at_wall, timezone.utc))
+            worlds = worlds + due_first(before, step, datetime.fromtimestamp(at_wall, timezone.utc))
         return Acted(started, before, worlds, quiet, at, at_wall, fault_note)
 
     def inject(self, i: int, where: str, fault) -> str:
@@ -259,19 +271,19 @@ class PodRun(ScenarioRun):
             self.scheduler.pause_scheduler(fault.pauseScheduler.total_seconds())
         return f"{where}: done in {time.monotonic() - began:.1f} s"
 
-    def inject_during(self, i: int, step: Step, since: int, began: float, bound: float) -> str:
+    def inject_during(self, i: int, step: Step, since: int, began: float, bound: float) -> tuple[str, bool]:
         """Wait for the during: fault's point in what the action started and inject the fault
-        there; what happened, for the step's record. A point that never comes injects nothing:
+        there; what happened, for the step's record, and whether it was injected. A point that never comes injects nothing:
         the model says whether it should have come, and the step's comparison shows it."""
         assert self.record is not None and step.during is not None
         fault = step.during
         seen = points.wait_for(self.record, fault.at, step.createPod.name if step.createPod else None, since,
                                bound, self.cancel)
         if seen is None:
-            return f"{fault.action} at {fault.at}: the point did not come within {bound:.0f} s; nothing injected"
+            return f"{fault.action} at {fault.at}: the point did not come within {bound:.0f} s; nothing injected", False
         what = self.inject(i, f"during.{fault.action}", fault)
         return (f"{fault.action} {getattr(fault, fault.action)} at {fault.at}: "
-                f"{seen.name} #{seen.seq}, {seen.seen_at - began:.2f} s after the action began; {what}")
+                f"{seen.name} #{seen.seq}, {seen.seen_at - began:.2f} s after the action began; {what}"), True
 
     def check(self, i: int, step: Step, acted: Acted) -> StepRecord:
         """Wait until the record shows one of the model's outcomes (held quiet) or the step's time
