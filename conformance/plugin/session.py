@@ -38,6 +38,7 @@ class Batches:
         self._ending = threading.Event()
         self.started = time.monotonic()
         self._peak = 0
+        self._sample = lifecycle.RssSampler()
         self._done = threading.Event()
         self._drained = threading.Event()  # every batch has ended
         threading.Thread(target=self._watch_memory, name="memory", daemon=True).start()
@@ -47,7 +48,7 @@ class Batches:
             self._peak = max(self._peak, self._rss())
 
     def _rss(self) -> int:
-        return lifecycle.rss_of_kit([c.workdir for c in list(self.clusters.made) if c.workdir is not None])
+        return self._sample([c.workdir for c in list(self.clusters.made) if c.workdir is not None])
 
     def peak_rss(self) -> int:
         return max(self._peak, self._rss())

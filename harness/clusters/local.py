@@ -183,7 +183,8 @@ class LocalCluster:
         may have restarted, paused or replaced it, set a standby beside it or routed it through a
         proxy. Ending those and starting the scheduler anew costs a second; a new cluster, about
         five seconds of both cores."""
-        Standby(self._kwokctl, self.kubeconfig).disarm()
+        with Standby(self._kwokctl, self.kubeconfig) as standby:
+            standby.disarm()
         Link(self._kwokctl).disarm()
         self._kwokctl.restore_files()
         if self._kwokctl.alive("kube-scheduler"):
@@ -210,16 +211,19 @@ class LocalCluster:
 
     def arm_failover(self) -> None:
         """Leader election on and a second scheduler waiting for the lease (harness.clusters.standby)."""
-        Standby(self._kwokctl, self.kubeconfig).arm()
+        with Standby(self._kwokctl, self.kubeconfig) as standby:
+            standby.arm()
 
     def fail_over(self) -> str:
         """The leading scheduler killed; returns once the standby leads: a fault step (``failover``)."""
-        return Standby(self._kwokctl, self.kubeconfig).fail_over()
+        with Standby(self._kwokctl, self.kubeconfig) as standby:
+            return standby.fail_over()
 
     def take_lease(self) -> tuple[str, bool]:
         """The leader's Lease taken by another holder; returns once the standby leads, and whether
         the old leader stayed (``failover: takeLease``)."""
-        return Standby(self._kwokctl, self.kubeconfig).take_lease()
+        with Standby(self._kwokctl, self.kubeconfig) as standby:
+            return standby.take_lease()
 
     def arm_link(self) -> None:
         """The scheduler's connection to the API server routed through a proxy the kit can cut

@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,6 +42,9 @@ STOP_BOUND = 20.0
 class Standby:
     kwokctl: Kwokctl
     kubeconfig: Path
+    # One connection for the polls of one operation (closed at its end): a client per poll cost a
+    # TLS handshake every 0.1 s on both sides while a lease changed hands.
+    _api: object = field(default=None, init=False, repr=False, compare=False)
 
     def holder(self) -> str:
         """Who holds the scheduler's lease (client-go's identity: host name and a per-process uuid), or ""."""
@@ -50,16 +53,26 @@ class Standby:
 
         from harness.kube import api_client
 
-        api = api_client(self.kubeconfig)
+        if self._api is None:
+            self._api = api_client(self.kubeconfig)
         try:
-            lease = client.CoordinationV1Api(api).read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+            lease = client.CoordinationV1Api(self._api).read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
             return lease.spec.holder_identity or ""
         except ApiException as e:
             if e.status == 404:
                 return ""
             raise
-        finally:
-            api.close()
+
+    def close(self) -> None:
+        if self._api is not None:
+            self._api.close()
+            self._api = None
+
+    def __enter__(self) -> "Standby":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
 
     @property
     def port_key(self) -> str:

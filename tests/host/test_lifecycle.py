@@ -200,3 +200,28 @@ def test_a_watchdog_that_cannot_start_leaves_no_work_folder(tmp_path, monkeypatc
     with pytest.raises(lifecycle.KitError, match="cleanup watchdog"):
         lifecycle.start_watchdog(workdir)
     assert not workdir.exists()
+
+
+def test_the_memory_sampler_counts_the_clusters_processes_reading_each_command_line_once(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from harness.host.lifecycle import RssSampler
+
+    sample = RssSampler()
+    alone = sample([tmp_path])
+    # A process whose command line names the cluster's directory, as every component's does.
+    child = subprocess.Popen([sys.executable, "-c", "import time; x = bytearray(64 << 20); time.sleep(60)",
+                              str(tmp_path)])
+    try:
+        deadline = time.monotonic() + 20
+        while sample([tmp_path]) < alone + (48 << 20):
+            assert time.monotonic() < deadline, "the child's memory was never counted"
+            time.sleep(0.2)
+        assert sample.known[child.pid] is True
+        assert sample([tmp_path / "another"]) < alone + (48 << 20)  # other clusters: learnt anew
+        assert child.pid not in sample.known or sample.known[child.pid] is False
+    finally:
+        child.kill()
+        child.wait()
