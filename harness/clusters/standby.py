@@ -42,21 +42,26 @@ STOP_BOUND = 20.0
 class Standby:
     kwokctl: Kwokctl
     kubeconfig: Path
-    # One connection for the polls of one operation (closed at its end): a client per poll cost a
-    # TLS handshake every 0.1 s on both sides while a lease changed hands.
+    # One connection for the Lease reads and writes of one operation (closed at its end, ``with``):
+    # a client per poll cost a TLS handshake every 0.1 s on both sides while a lease changed hands.
     _api: object = field(default=None, init=False, repr=False, compare=False)
 
-    def holder(self) -> str:
-        """Who holds the scheduler's lease (client-go's identity: host name and a per-process uuid), or ""."""
+    def _leases(self):
+        """The Lease API over this operation's one connection."""
         from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
 
         from harness.kube import api_client
 
         if self._api is None:
             self._api = api_client(self.kubeconfig)
+        return client.CoordinationV1Api(self._api)
+
+    def holder(self) -> str:
+        """Who holds the scheduler's lease (client-go's identity: host name and a per-process uuid), or ""."""
+        from kubernetes.client.exceptions import ApiException
+
         try:
-            lease = client.CoordinationV1Api(self._api).read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+            lease = self._leases().read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
             return lease.spec.holder_identity or ""
         except ApiException as e:
             if e.status == 404:
@@ -124,30 +129,23 @@ class Standby:
         ``cmd/kube-scheduler/app/server.go`` OnStoppedLeading); the standby takes the lease once
         the kit's runs out. What happened, for the step's record, and whether the old leader stayed
         (then the kit ends it, and the run fails on it)."""
-        from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
-        from harness.kube import api_client
-
         pid, leader = self._pid(), self.holder()
-        api = api_client(self.kubeconfig)
-        try:
-            leases = client.CoordinationV1Api(api)
-            for attempt in range(5):
-                lease = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
-                now = datetime.now(timezone.utc)
-                lease.spec.holder_identity, lease.spec.acquire_time, lease.spec.renew_time = TAKER, now, now
-                lease.spec.lease_duration_seconds = int(LEASE_SECONDS)
-                lease.spec.lease_transitions = (lease.spec.lease_transitions or 0) + 1
-                try:
-                    # With the version read: refused (409) if the leader renewed in between; read again then.
-                    leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE, lease)
-                    break
-                except ApiException as e:
-                    if e.status != 409 or attempt == 4:
-                        raise KitError(f"could not take the scheduler's lease: {e.status} {e.reason}") from None
-        finally:
-            api.close()
+        leases = self._leases()
+        for attempt in range(5):
+            lease = leases.read_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+            now = datetime.now(timezone.utc)
+            lease.spec.holder_identity, lease.spec.acquire_time, lease.spec.renew_time = TAKER, now, now
+            lease.spec.lease_duration_seconds = int(LEASE_SECONDS)
+            lease.spec.lease_transitions = (lease.spec.lease_transitions or 0) + 1
+            try:
+                # With the version read: refused (409) if the leader renewed in between; read again then.
+                leases.replace_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE, lease)
+                break
+            except ApiException as e:
+                if e.status != 409 or attempt == 4:
+                    raise KitError(f"could not take the scheduler's lease: {e.status} {e.reason}") from None
         taken = time.monotonic()
         stayed = not self._until(lambda: not lifecycle.alive(pid), STOP_BOUND, reap=pid)
         if stayed:
@@ -170,21 +168,15 @@ class Standby:
         """The standby ended and the lease gone, so that the next arm starts from no holder (a
         cluster handed on to another scenario; the caller restores the configuration and starts
         the first scheduler anew)."""
-        from kubernetes import client
         from kubernetes.client.exceptions import ApiException
-
-        from harness.kube import api_client
 
         self.kwokctl.end(STANDBY)
         self.release()
-        api = api_client(self.kubeconfig)
         try:
-            client.CoordinationV1Api(api).delete_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
+            self._leases().delete_namespaced_lease(LEASE_NAME, LEASE_NAMESPACE)
         except ApiException as e:
             if e.status != 404:
                 raise KitError(f"could not delete the scheduler's lease: {e.status} {e.reason}") from None
-        finally:
-            api.close()
 
     def release(self) -> None:
         ports.release(self.port_key)
