@@ -158,19 +158,7 @@ class Kwokctl:
         pid = self.pids().get(component)
         if pid is None or not self.alive(component):
             raise KitError(f"{component} is not running, so it cannot be restarted", logs=self.logs_of(component))
-        try:
-            os.kill(pid, signal.SIGTERM if graceful else signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        end = time.monotonic() + timeout
-        while lifecycle.alive(pid):
-            if time.monotonic() > end:
-                os.kill(pid, signal.SIGKILL)  # a graceful stop that hangs is ended the hard way
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            time.sleep(0.05)
+        _ended(pid, signal.SIGTERM if graceful else signal.SIGKILL, timeout)
         # kwokctl takes a pid that answers signal 0 for a running component, and a zombie does
         # (where nothing reaps orphans): without its pid file it starts the component anew.
         self.pid_file(component).unlink(missing_ok=True)
@@ -217,17 +205,7 @@ class Kwokctl:
         forget it; nothing when it does not run."""
         pid = self.pids().get(component)
         if pid is not None and self.alive(component):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            end = time.monotonic() + timeout
-            while lifecycle.alive(pid) and time.monotonic() < end:
-                try:
-                    os.waitpid(pid, os.WNOHANG)  # the kit's own child stays a zombie until reaped
-                except ChildProcessError:
-                    pass
-                time.sleep(0.05)
+            _ended(pid, signal.SIGKILL, timeout)
         self.pid_file(component).unlink(missing_ok=True)
 
     def stop(self) -> None:
@@ -242,6 +220,27 @@ class Kwokctl:
         # Whatever no pid file lists (a component kwokctl was still starting) names the directory.
         lifecycle.stop_processes(lifecycle.processes_naming(self.workdir))
         shutil.rmtree(self.workdir / "clusters", ignore_errors=True)
+
+
+def _ended(pid: int, sig: int, timeout: float) -> None:
+    """Send ``sig`` and return once the process has exited, reaping it where it is the kit's own
+    child (it would stay a zombie); one that outlasts ``timeout`` is ended the hard way."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+    end = time.monotonic() + timeout
+    while lifecycle.alive(pid):
+        if time.monotonic() > end:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.05)
 
 
 def api_healthy(api) -> bool:
