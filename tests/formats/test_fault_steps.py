@@ -129,4 +129,4 @@ def test_the_runner_counts_a_during_fault_as_the_model_does(tmp_path, during, se
     now = datetime(2026, 11, 29, tzinfo=timezone.utc)
     world = sched.start(initial_state(s, now), "upstream", now)
     moved = (fault_on(world, fault).now - world.now).total_seconds()
-    assert modelled_seconds(fault) == moved == (LEASE_SECONDS if seconds is None else seconds)
+    assert modelled_seconds(world, fault) == moved == (LEASE_SECONDS if seconds is None else seconds)

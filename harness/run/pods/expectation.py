@@ -170,16 +170,10 @@ def fault_on(world: World, fault) -> World:
     return world
 
 
-def modelled_seconds(fault) -> float:
-    """How far ``fault_on`` moves the model's clock: a pause's or a cut's length, a lease's; a
-    restart takes the model no time, however long the real one takes."""
-    if fault.failover is not None:
-        return LEASE_SECONDS
-    if fault.disconnectScheduler is not None:
-        return fault.disconnectScheduler.total_seconds()
-    if fault.pauseScheduler is not None:
-        return fault.pauseScheduler.total_seconds()
-    return 0.0
+def modelled_seconds(world: World, fault) -> float:
+    """How far ``fault_on`` moves the model's clock from ``world``: a pause's or a cut's length, a
+    lease's; a restart takes the model no time, however long the real one takes."""
+    return (fault_on(world, fault).now - world.now).total_seconds()
 
 
 @dataclass(frozen=True)

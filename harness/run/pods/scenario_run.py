@@ -228,7 +228,7 @@ class PodRun(ScenarioRun):
                 # the model makes of the fault (a pause's length); a look due before the fault is
                 # done waits for it. Counted from the fault's end, a restart that took 7 s on a
                 # loaded machine put a look meant for 8 s after the action past a 15 s grace period.
-                late = modelled_seconds(step.during) if injected else 0.0
+                late = modelled_seconds(before, step.during) if injected else 0.0
                 return self._acted(started, before, worlds, quiet, done + late, done_wall + late, step, fault_note)
         at, at_wall = time.monotonic(), time.time()
         return self._acted(started, before, worlds, quiet, at, at_wall, step, fault_note)
