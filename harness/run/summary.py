@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import KitError
+from harness.host.memory import meminfo
 
 FILE = "run-summary.json"
 SCHEMA = 1
@@ -138,13 +139,7 @@ def stamp(moment: datetime) -> str:
 
 
 def machine() -> Machine:
-    memory = 0
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory = int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
+    memory = meminfo("MemTotal") or 0
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 0)
     return Machine(cores, memory, f"{platform.system()} {platform.release()} {platform.machine()}",
                    platform.python_version())

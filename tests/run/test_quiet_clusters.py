@@ -147,7 +147,7 @@ def test_a_build_runs_as_many_clusters_alone_as_the_free_memory_holds_with_the_o
 
 
 def test_free_memory_is_the_cgroups_limit_where_that_leaves_less(tmp_path):
-    from harness.run.pods.batch import memory_available
+    from harness.host.memory import available as memory_available
 
     meminfo, cgroup = tmp_path / "meminfo", tmp_path / "cgroup"
     cgroup.mkdir()

@@ -20,7 +20,7 @@ from typing import Callable
 
 from reference.release import DEFAULT_RELEASE
 
-from harness.host import lifecycle
+from harness.host import lifecycle, memory
 from harness.clusters.local import LocalCluster
 from harness import flush, gates
 from harness.errors import KitError
@@ -52,31 +52,11 @@ def alone_rooms(batches_at_once: int, available: int | None = None) -> tuple[int
     run at once, so that ``batches_at_once`` batches together keep within three quarters of the
     memory the machine has free now (``available``: MemAvailable, read when not given)."""
     if available is None:
-        available = memory_available()
+        available = memory.available()
     if available is None:
         return MAX_ALONE_CLUSTERS, MAX_ALONE_CLUSTERS_AFTER
     fit = max(1, int(available * 3 / 4 / CLUSTER_BYTES / max(1, batches_at_once)))
     return min(MAX_ALONE_CLUSTERS, fit), min(MAX_ALONE_CLUSTERS_AFTER, fit)
-
-
-def memory_available(meminfo: Path = Path("/proc/meminfo"), cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
-    """The memory this process may still take, in bytes: MemAvailable, or less where its cgroup's
-    limit leaves less (a campaign's shard in a pod: /proc/meminfo shows the node's); None where
-    neither says."""
-    found = []
-    try:
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                found.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        limit = (cgroup / "memory.max").read_text().strip()
-        if limit != "max":
-            found.append(int(limit) - int((cgroup / "memory.current").read_text().strip()))
-    except (OSError, ValueError):
-        pass
-    return max(0, min(found)) if found else None
 
 
 class Batch:
