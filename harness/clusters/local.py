@@ -26,7 +26,7 @@ import yaml
 from harness import flush, gates, targets
 from harness.build import pins, toolchain
 from harness.clusters import kwokctl
-from harness.clusters.config import STAGES, kwokctl_config, scheduler_config, with_pki
+from harness.clusters.config import CONTROL_PLANE_ENV, STAGES, kwokctl_config, scheduler_config, with_pki
 from harness.clusters.kwokctl import Kwokctl
 from harness.clusters.link import Link
 from harness.clusters.standby import Standby
@@ -355,7 +355,8 @@ class LocalCluster:
         self.ports = ports.reserve(str(self.workdir))
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
                               None, self.options.release, self.options.disable,
-                              with_pki(with_gates(self._extra_args(), self.options.gates.at(self.options.release)), self.cluster_dir / "pki"))
+                              with_pki(with_gates(self._extra_args(), self.options.gates.at(self.options.release)), self.cluster_dir / "pki"),
+                              envs={c: e for c, e in CONTROL_PLANE_ENV.items() if c not in self.options.disable})
         self._kwokctl.create(conf, timeout=self.options.ready_timeout + 30)
         self.kubeconfig = self._kwokctl.kubeconfig(self.workdir / "kubeconfig.yaml")
 

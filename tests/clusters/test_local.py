@@ -383,3 +383,15 @@ def test_a_rewritten_cluster_file_comes_back_as_first_written_and_an_extra_proce
     k.end("kube-scheduler-standby")
     assert child.poll() is not None and not k.pid_file("kube-scheduler-standby").exists()
     k.end("toxiproxy")  # nothing runs: nothing to do
+
+
+def test_the_components_around_the_scheduler_run_on_one_processor_and_the_scheduler_on_its_default(tmp_path):
+    from harness.clusters.config import CONTROL_PLANE_ENV
+
+    conf = kwokctl_config({k: tmp_path / k for k in ("etcd", "kube-apiserver", "kube-controller-manager",
+                                                     "kube-scheduler", "kubectl", "kwok")},
+                          tmp_path / "s.yaml", tmp_path, scheduler_verbosity=4, envs=CONTROL_PLANE_ENV)
+    patches = {p["name"]: p for p in conf["componentsPatches"]}
+    assert patches["kube-scheduler"] == {"name": "kube-scheduler", "extraArgs": [{"key": "v", "value": "4"}]}
+    for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kwok-controller"):
+        assert patches[c] == {"name": c, "extraEnvs": [{"name": "GOMAXPROCS", "value": "1"}]}
