@@ -38,9 +38,12 @@ MAX_CONCURRENT = 12  # scenarios at once on the shared cluster
 # (quiet.Room says why); fewer where the machine's memory does not hold them (alone_rooms). Since
 # such clusters are handed on, fault scenarios' too, a run starts about a dozen of them, and what
 # the scenarios alone take is their own timers: at 2 and 4 the both-build catalogue took 460 s of
-# which half the cores' time was idle, at 4 and 8 it took 305 s (10.4 GiB at the peak).
-MAX_ALONE_CLUSTERS = 4
-MAX_ALONE_CLUSTERS_AFTER = 8
+# which half the cores' time was idle, at 4 and 8 it took 305 s (10.4 GiB at the peak). Once the
+# control planes ran on one processor each (clusters.config.CONTROL_PLANE_ENV) 4 and 8 left a
+# quarter of the cores' time idle (307 s and 314 s); 6 and 10 took 276 s with a tenth idle (12.6
+# GiB), and 8 and 12 291 s, the extra clusters' own upkeep eating what they gained.
+MAX_ALONE_CLUSTERS = 6
+MAX_ALONE_CLUSTERS_AFTER = 10
 # What one cluster of a scenario's own holds in memory, with its scenario running: the API server
 # about 250 MiB, the controller manager 100, the scheduler 70, etcd 45, kwok's controller 30, and
 # their growth with the scenario's objects.
