@@ -54,12 +54,13 @@ def kwokctl_config(bins: dict[str, Path], scheduler_config_path: Path, cache_dir
                    envs: dict[str, dict[str, str]] | None = None) -> dict:
     """kwokctl's configuration: binary runtime, every component a local binary, nothing downloaded,
     listening on the ports the kit chose (see ``ports``); ``envs``: variables added to a component's
-    environment (kwokctl keeps them for its restarts too)."""
+    environment (kwokctl keeps them for its restarts too). A component in ``disable`` runs nothing,
+    so nothing is patched into it."""
     extra = {k: dict(v) for k, v in (extra_args or {}).items()}
     if scheduler_verbosity is not None:
         extra.setdefault("kube-scheduler", {})["v"] = str(scheduler_verbosity)
     envs = envs or {}
-    patched = list(dict.fromkeys([*extra, *envs]))
+    patched = [name for name in dict.fromkeys([*extra, *envs]) if name not in disable]
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",

@@ -356,7 +356,7 @@ class LocalCluster:
         conf = kwokctl_config(bins, Path(sched_cfg).resolve(), self.workdir / "cache", self.ports,
                               None, self.options.release, self.options.disable,
                               with_pki(with_gates(self._extra_args(), self.options.gates.at(self.options.release)), self.cluster_dir / "pki"),
-                              envs={c: e for c, e in CONTROL_PLANE_ENV.items() if c not in self.options.disable})
+                              envs=CONTROL_PLANE_ENV)
         self._kwokctl.create(conf, timeout=self.options.ready_timeout + 30)
         self.kubeconfig = self._kwokctl.kubeconfig(self.workdir / "kubeconfig.yaml")
 

@@ -395,3 +395,9 @@ def test_the_components_around_the_scheduler_run_on_one_processor_and_the_schedu
     assert patches["kube-scheduler"] == {"name": "kube-scheduler", "extraArgs": [{"key": "v", "value": "4"}]}
     for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kwok-controller"):
         assert patches[c] == {"name": c, "extraEnvs": [{"name": "GOMAXPROCS", "value": "1"}]}
+    # A control plane without some components (Karmada's host) patches only the ones it runs.
+    host = kwokctl_config({k: tmp_path / k for k in ("etcd", "kube-apiserver", "kube-controller-manager",
+                                                     "kube-scheduler", "kubectl", "kwok")},
+                          tmp_path / "s.yaml", tmp_path, disable=("kube-scheduler", "kube-controller-manager"),
+                          envs=CONTROL_PLANE_ENV)
+    assert [p["name"] for p in host["componentsPatches"]] == ["etcd", "kube-apiserver", "kwok-controller"]
